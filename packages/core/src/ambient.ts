@@ -1,0 +1,169 @@
+import { AsyncScopeUnsupportedError, NoAmbientSpaceError } from './errors.js';
+import { assertSpace, type Space } from './space.js';
+
+/**
+ * Where the ambient space lives. Two implementations: one over an async-context store
+ * (AsyncLocalStorage on Node.js, Deno and Bun; TC39 AsyncContext where a runtime ships it), which
+ * carries the binding across `await`; and a synchronous stack for runtimes without one, which
+ * refuses async callbacks rather than letting their continuations see a wrong binding.
+ */
+export interface AmbientStore {
+  /** Whether bindings survive `await` inside the callback. */
+  readonly async: boolean;
+  run<R>(space: Space, f: () => R): R;
+  get(): Space | undefined;
+}
+
+interface ContextVariable {
+  run<R>(value: Space, f: () => R): R;
+  getStore?(): Space | undefined;
+  get?(): Space | undefined;
+}
+
+/** An ambient store over an AsyncLocalStorage-like object (`run` + `getStore`, or `run` + `get`). */
+export function contextStore(variable: ContextVariable): AmbientStore {
+  const read = variable.getStore !== undefined ? () => variable.getStore?.() : () => variable.get?.();
+  return { async: true, run: (space, f) => variable.run(space, f), get: read };
+}
+
+const AsyncFunction = (async () => {}).constructor;
+
+/** An ambient store for runtimes with no async context: a synchronous stack that refuses async callbacks. */
+export function syncStore(): AmbientStore {
+  let current: Space | undefined;
+  return {
+    async: false,
+    run<R>(space: Space, f: () => R): R {
+      if (f instanceof AsyncFunction) throw asyncUnsupported();
+      const saved = current;
+      current = space;
+      let result: R;
+      try {
+        result = f();
+      } finally {
+        current = saved;
+      }
+      if (isThenable(result)) {
+        // The binding is already restored, so nothing leaks; but the callback's continuation would
+        // run unbound. Refuse, and keep its eventual rejection from going unhandled.
+        (result as PromiseLike<unknown>).then(undefined, () => {});
+        throw asyncUnsupported();
+      }
+      return result;
+    },
+    get: () => current,
+  };
+}
+
+function asyncUnsupported(): AsyncScopeUnsupportedError {
+  return new AsyncScopeUnsupportedError(
+    'This runtime has no AsyncLocalStorage or AsyncContext, so an ambient space cannot follow an async callback across await. ' +
+      'Pass the space (or frame) to the async code explicitly, e.g. alloc(frame, ...) or verb(space, ...), and keep withspace/scratchspace callbacks synchronous.',
+  );
+}
+
+/** Whether `x` looks like a promise. */
+export function isThenable(x: unknown): x is PromiseLike<unknown> {
+  return (typeof x === 'object' || typeof x === 'function') && x !== null && typeof (x as { then?: unknown }).then === 'function';
+}
+
+function detectStore(): AmbientStore {
+  const g = globalThis as {
+    process?: { getBuiltinModule?: (id: string) => unknown };
+    AsyncContext?: { Variable?: new () => ContextVariable };
+  };
+  try {
+    const hooks = g.process?.getBuiltinModule?.('node:async_hooks') as
+      | { AsyncLocalStorage?: new () => ContextVariable }
+      | undefined;
+    if (hooks?.AsyncLocalStorage !== undefined) return contextStore(new hooks.AsyncLocalStorage());
+  } catch {
+    // A runtime that exposes getBuiltinModule but refuses the module: fall through.
+  }
+  if (g.AsyncContext?.Variable !== undefined) return contextStore(new g.AsyncContext.Variable());
+  return syncStore();
+}
+
+let store: AmbientStore = detectStore();
+
+/**
+ * Replace the ambient store, returning the previous one. For tests of the no-async-context path and
+ * for hosts that provide their own async context; not needed in ordinary use.
+ *
+ * @example
+ * ```ts
+ * import { setAmbientStore, syncStore } from '@pol/core';
+ * const previous = setAmbientStore(syncStore());
+ * setAmbientStore(previous);
+ * ```
+ */
+export function setAmbientStore(next: AmbientStore): AmbientStore {
+  const previous = store;
+  store = next;
+  return previous;
+}
+
+/**
+ * Whether the ambient space follows async callbacks across `await` on this runtime.
+ *
+ * @example
+ * ```ts
+ * import { ambientIsAsync } from '@pol/core';
+ * console.log(ambientIsAsync()); // true on Node.js
+ * ```
+ */
+export function ambientIsAsync(): boolean {
+  return store.async;
+}
+
+/**
+ * Call `f()` with `space` as the ambient space for its dynamic extent, and return what it returns.
+ * Inside, `ambientspace()` answers `space`, and every ambient spelling (`alloc(dtype, dims)`,
+ * `scratchspace(f)`, a verb called without a space) uses it. An async `f` keeps the binding across
+ * `await` where the runtime has AsyncLocalStorage; elsewhere it is refused with
+ * {@link AsyncScopeUnsupportedError}.
+ *
+ * @throws {NotASpaceError} when `space` is not a space.
+ * @example
+ * ```ts
+ * import { withspace, ambientspace, Similar } from '@pol/core';
+ * const space = Similar(new Float32Array(1));
+ * withspace(space, () => ambientspace() === space); // true
+ * ```
+ */
+export function withspace<R>(space: Space, f: () => R): R {
+  assertSpace(space, 'withspace');
+  return store.run(space, f);
+}
+
+/**
+ * The ambient space: the one bound by the nearest enclosing `withspace` or `scratchspace` block.
+ * The zero-argument form throws when none is bound; `ambientspace(fallback)` returns the fallback
+ * instead, the form for a kernel's default space that must also work unscoped.
+ *
+ * @throws {NoAmbientSpaceError} (zero-argument form) when no space is bound.
+ * @throws {NotASpaceError} when a fallback is given that is not a space.
+ * @example
+ * ```ts
+ * import { ambientspace, Similar } from '@pol/core';
+ * const x = new Float32Array(4);
+ * const space = ambientspace(Similar(x)); // Similar(x) unless a block binds another
+ * ```
+ */
+export function ambientspace(): Space;
+export function ambientspace<S extends Space>(fallback: S): Space | S;
+export function ambientspace(...args: [] | [Space]): Space {
+  const bound = store.get();
+  if (args.length === 0) {
+    if (bound === undefined) {
+      throw new NoAmbientSpaceError(
+        'ambientspace() was called with no space bound. Wrap the call in withspace(space, () => ...) or scratchspace(space, (frame) => ...), ' +
+          'pass the space explicitly, or use ambientspace(fallback) to name a default.',
+      );
+    }
+    return bound;
+  }
+  const fallback = args[0];
+  assertSpace(fallback, 'ambientspace(fallback)');
+  return bound ?? fallback;
+}

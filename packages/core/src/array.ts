@@ -1,0 +1,205 @@
+import { type AnyTypedArray, type DType, dtypeInfo, dtypeOfTypedArray, type TypedArrayOf } from './dtype.js';
+import { InvalidShapeError, NotAnArrayError } from './errors.js';
+import { describeValue, elementCount } from './shape.js';
+
+/**
+ * The symbol under which an array names its {@link ArrayFamily}. Any object carrying it is an
+ * array to Pol: it passes through specs untouched, it can be the exemplar of `Similar`, and
+ * `capturing` asks its family. A backend puts it on its array class's prototype.
+ *
+ * It is registered with `Symbol.for`, so arrays from two installed copies of `@pol/core` still
+ * recognize each other.
+ */
+export const familyKey: unique symbol = Symbol.for('@pol/core/family') as never;
+
+/**
+ * The array type each space kind hands out, by dtype. Backends add their kind by module
+ * augmentation, which is how `alloc` computes its result type from the space's kind:
+ *
+ * ```ts
+ * declare module '@pol/core' {
+ *   interface ArrayTypes<D extends DType> {
+ *     gpu: GpuArray<D>;
+ *   }
+ * }
+ * ```
+ */
+export interface ArrayTypes<D extends DType> {
+  /** Host memory: a {@link HostArray} over a TypedArray. */
+  host: HostArray<D>;
+}
+
+/** The name of a kind of space (`'host'`, or a kind a backend added to {@link ArrayTypes}). */
+export type Kind = keyof ArrayTypes<DType>;
+
+/** The array a `K` space hands out for dtype `D`: `ArrayOf<'host', 'float32'>` is `HostArray<'float32'>`. */
+export type ArrayOf<K extends Kind, D extends DType> = ArrayTypes<D>[K];
+
+/** What every Pol array has: an element type, a shape and a family. */
+export interface PolArray<D extends DType = DType> {
+  /** The element type. */
+  readonly dtype: D;
+  /** The shape, row-major (the last dim varies fastest). Never mutate it. */
+  readonly dims: readonly number[];
+  /** The family that made it (see {@link ArrayFamily}). */
+  readonly [familyKey]: ArrayFamily;
+}
+
+/**
+ * What a space on the host hands out: a small object over a TypedArray view. Pol is not an
+ * ndarray library; the `data` is yours to index (row-major).
+ */
+export interface HostArray<D extends DType = DType> extends PolArray<D> {
+  /** The elements, `prod(dims)` of them. An arena's checked mode makes this throw once the array is stale. */
+  readonly data: TypedArrayOf<D>;
+}
+
+/** Anything Pol treats as an array: a {@link PolArray} or a bare TypedArray. */
+export type AnyArray = PolArray | AnyTypedArray;
+
+/**
+ * A family of arrays: how to make a GC-owned array like an exemplar (`Similar`), and whether the
+ * exemplar's device is capturing. A backend (a WebGPU device, a WASM heap of its own) implements
+ * this once, puts it on its arrays under {@link familyKey}, and core needs to know nothing else.
+ */
+export interface ArrayFamily<K extends Kind = Kind> {
+  /** The kind of the arrays it makes. */
+  readonly kind: K;
+  /** Allocate a fresh, GC-owned (or, for a device, caller-released) array like `exemplar`. */
+  allocSimilar<D extends DType>(exemplar: PolArray, dtype: D, dims: readonly number[]): ArrayOf<K, D>;
+  /** Whether the exemplar's device is recording a capture. Omit it if the family cannot capture. */
+  capturing?(exemplar: PolArray): boolean;
+  /**
+   * Called when a frame on `Similar(exemplar)` closes, with the arrays allocated through it, so a
+   * family whose memory the GC cannot see (GPU buffers) can release them. Omit it for GC memory.
+   */
+  release?(arrays: readonly PolArray[]): void;
+  /** A short description of the exemplar for messages, such as `'float32[3, 4] on host'`. */
+  describe(exemplar: PolArray): string;
+}
+
+class HostArrayImpl<D extends DType> implements HostArray<D> {
+  declare readonly [familyKey]: ArrayFamily;
+  constructor(
+    readonly dtype: D,
+    readonly dims: readonly number[],
+    readonly data: TypedArrayOf<D>,
+  ) {}
+
+  toString(): string {
+    return `HostArray(${this.dtype}[${this.dims.join(', ')}])`;
+  }
+}
+
+/** The family of host arrays (and of bare TypedArrays used as exemplars). */
+export const hostFamily: ArrayFamily<'host'> = Object.freeze({
+  kind: 'host',
+  allocSimilar<D extends DType>(_exemplar: PolArray, dtype: D, dims: readonly number[]): HostArray<D> {
+    const data = new (dtypeInfo(dtype).TypedArray)(elementCount(dims));
+    return new HostArrayImpl(dtype, Object.freeze(dims.slice()), data);
+  },
+  describe(exemplar: PolArray): string {
+    return `${exemplar.dtype}[${exemplar.dims.join(', ')}] on host`;
+  },
+});
+
+Object.defineProperty(HostArrayImpl.prototype, familyKey, { value: hostFamily });
+
+/**
+ * Wrap a TypedArray you already have as a {@link HostArray}, with `dims` defaulting to
+ * `[data.length]`. The data is aliased, never copied.
+ *
+ * @throws {NotAnArrayError} when `data` is not a TypedArray Pol describes.
+ * @throws {InvalidShapeError} when the dims are bad or do not multiply to `data.length`.
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * const m = hostArray(new Float32Array(6), [2, 3]);
+ * console.log(m.dtype, m.dims); // 'float32' [2, 3]
+ * ```
+ */
+export function hostArray<T extends AnyTypedArray>(data: T, dims?: readonly number[]): HostArray<DTypeOf<T>> {
+  const dtype = dtypeOfTypedArray(data);
+  if (dtype === undefined) {
+    throw new NotAnArrayError(
+      `hostArray needs a TypedArray (Float32Array, Int32Array, ...), got ${describeValue(data)}. Wrap plain arrays first, e.g. Float32Array.from(values).`,
+    );
+  }
+  const shape = dims === undefined ? [data.length] : dims.slice();
+  const count = elementCount(shape);
+  if (count !== data.length) {
+    throw new InvalidShapeError(
+      `dims [${shape.join(', ')}] describe ${count} elements, but the TypedArray holds ${data.length}. Pass dims whose product is ${data.length}.`,
+    );
+  }
+  return new HostArrayImpl(dtype as DTypeOf<T>, Object.freeze(shape), data as never);
+}
+
+/**
+ * Make a host array from a carve: for backends and arenas that have already validated the dims
+ * and own a frozen copy of them. Not for general use; see {@link hostArray}.
+ *
+ * @example
+ * ```ts
+ * import { makeHostArray } from '@pol/core';
+ * const a = makeHostArray('float32', Object.freeze([4]), new Float32Array(4));
+ * ```
+ */
+export function makeHostArray<D extends DType>(dtype: D, dims: readonly number[], data: TypedArrayOf<D>): HostArray<D> {
+  return new HostArrayImpl(dtype, dims, data);
+}
+
+/**
+ * Whether `x` is an array to Pol: a TypedArray it describes, or an object carrying a family.
+ *
+ * @example
+ * ```ts
+ * import { isArray, hostArray } from '@pol/core';
+ * isArray(new Float32Array(2)); // true
+ * isArray(hostArray(new Int8Array(2))); // true
+ * isArray([1, 2]); // false
+ * ```
+ */
+export function isArray(x: unknown): x is AnyArray {
+  return (
+    (typeof x === 'object' && x !== null && (x as { [familyKey]?: unknown })[familyKey] !== undefined) ||
+    dtypeOfTypedArray(x) !== undefined
+  );
+}
+
+/** The family of an array, or `undefined` if `x` is not one. */
+export function familyOf(x: unknown): ArrayFamily | undefined {
+  if (typeof x === 'object' && x !== null) {
+    const fam = (x as { [familyKey]?: ArrayFamily })[familyKey];
+    if (fam !== undefined) return fam;
+  }
+  return dtypeOfTypedArray(x) === undefined ? undefined : hostFamily;
+}
+
+/** The dtype and dims of any array (a bare TypedArray has dims `[length]`). */
+export function shapeOf(x: AnyArray): { readonly dtype: DType; readonly dims: readonly number[] } {
+  const dtype = dtypeOfTypedArray(x);
+  if (dtype !== undefined) return { dtype, dims: [(x as AnyTypedArray).length] };
+  return x as PolArray;
+}
+
+type TagToDType = {
+  Float32Array: 'float32';
+  Float64Array: 'float64';
+  Int8Array: 'int8';
+  Int16Array: 'int16';
+  Int32Array: 'int32';
+  BigInt64Array: 'int64';
+  Uint8Array: 'uint8';
+  Uint16Array: 'uint16';
+  Uint32Array: 'uint32';
+  BigUint64Array: 'uint64';
+  Float16Array: 'float16';
+};
+
+/** The dtype of an array type: `DTypeOf<Float32Array>` is `'float32'`, `DTypeOf<HostArray<'int8'>>` is `'int8'`. */
+export type DTypeOf<A> = A extends { readonly dtype: infer D extends DType }
+  ? D
+  : A extends { readonly [Symbol.toStringTag]: infer T extends keyof TagToDType }
+    ? TagToDType[T]
+    : DType;

@@ -1,0 +1,257 @@
+import { buildAtomically, checkSpec, type Materialize, type Spec } from './alloc.js';
+import type { Kind } from './array.js';
+import { InvalidArgumentError, InvalidDescriptionError, NotAFrameError } from './errors.js';
+import { describeValue } from './shape.js';
+import { assertSpace, type Frame, isFrame, isSpace, type Space } from './space.js';
+
+/** The three lifetimes a kernel describes its buffers by. */
+export type Lifetime = 'outputs' | 'checkpoints' | 'scratch';
+
+/**
+ * A kernel: any function. By convention a mutating kernel takes its destinations first (an object
+ * of outputs), then its inputs, then one options object that carries both options and its
+ * described buffers (checkpoints, scratch) by name.
+ */
+export type Kernel = (...args: never[]) => unknown;
+
+/** A describer: given the kernel's inputs (and options), the spec of the buffers it needs. */
+export type Describer = (...args: never[]) => Spec;
+
+/** The describers of one kernel, by lifetime. A lifetime without one describes nothing. */
+export interface Descriptions {
+  /** What a pass produces; materialized unframed, owned by the caller. */
+  readonly outputs?: Describer;
+  /** What a forward pass saves for its backward pass; materialized unframed. */
+  readonly checkpoints?: Describer;
+  /** What a pass needs only while it runs; materialized against a frame only. */
+  readonly scratch?: Describer;
+}
+
+declare const descriptionsType: unique symbol;
+
+/**
+ * A kernel carrying the types of its describers, as returned by {@link describe}: this is how
+ * `outputs(f, ...)` knows the spec's type. At runtime it is the kernel itself, unchanged.
+ */
+export type Described<F extends Kernel, D extends Descriptions> = F & { readonly [descriptionsType]?: D };
+
+type DescriptionsOf<F> = F extends { readonly [descriptionsType]?: infer D } ? (unknown extends D ? undefined : D) : undefined;
+
+/** The describer type registered for lifetime `L` of kernel `F`, or `undefined` if unknown. */
+export type DescriberOf<F, L extends Lifetime> =
+  DescriptionsOf<F> extends infer D ? (D extends Descriptions ? D[L] : undefined) : undefined;
+
+/** The inputs a kernel takes after its destinations. */
+export type KernelInputs<F> = F extends (outs: never, ...rest: infer R) => unknown ? R : unknown[];
+
+/** The arguments the lifetime-`L` describer of `F` takes (the kernel's inputs when it has none). */
+export type DescribeArgs<F, L extends Lifetime> = DescriberOf<F, L> extends (...args: infer A) => Spec ? A : KernelInputs<F>;
+
+/**
+ * The spec type the lifetime-`L` describer of `F` returns: an empty spec when `F` was described
+ * without one, `Spec` when `F`'s descriptions are not known statically.
+ */
+export type SpecOf<F, L extends Lifetime> =
+  DescriberOf<F, L> extends (...args: never[]) => infer S ? S : DescriptionsOf<F> extends undefined ? Spec : Record<never, never>;
+
+/**
+ * A registry of describers for one lifetime, keyed by kernel function, callable in a describe-only
+ * and a materializing form.
+ */
+export interface DescriptionRegistry<L extends Lifetime> {
+  /** The spec kernel `f` describes for these arguments (an empty spec when it has no describer). */
+  <F extends Kernel>(f: F, ...args: DescribeArgs<F, L>): SpecOf<F, L>;
+  /** The spec, materialized: into any space for outputs and checkpoints, into a frame only for scratch. */
+  <K extends Kind, F extends Kernel>(
+    space: L extends 'scratch' ? Frame<K> : Space<K>,
+    f: F,
+    ...args: DescribeArgs<F, L>
+  ): Materialize<SpecOf<F, L>, K>;
+  /** Register (or replace) the describer of `kernel` for this lifetime. */
+  define(kernel: Kernel, describer: Describer): void;
+  /** Whether `kernel` has a describer for this lifetime. */
+  has(kernel: Kernel): boolean;
+  /** The lifetime this registry describes. */
+  readonly lifetime: L;
+}
+
+const empty: Spec = Object.freeze({});
+
+function kernelName(f: Kernel): string {
+  return f.name === '' ? 'an anonymous kernel' : `kernel '${f.name}'`;
+}
+
+function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
+  const describers = new WeakMap<Kernel, Describer>();
+
+  function describeCall(f: unknown, args: unknown[], from: number): Spec {
+    if (typeof f !== 'function') {
+      throw new InvalidArgumentError(
+        `${lifetime}(${from === 0 ? '' : 'space, '}f, ...args) needs the kernel function as f, got ${describeValue(f)}.`,
+      );
+    }
+    const describer = describers.get(f as Kernel);
+    if (describer === undefined) return empty;
+    const spec = (describer as (...a: unknown[]) => unknown)(...args.slice(from + 1));
+    const bad = checkSpec(spec);
+    if (bad !== undefined) {
+      throw new InvalidDescriptionError(
+        `The ${lifetime} describer of ${kernelName(f as Kernel)} returned something that is not a spec: ${bad.message}. ` +
+          'A describer returns a plain object of Undefs, arrays and nested specs, such as { y: Undef(x) }.',
+      );
+    }
+    return spec as Spec;
+  }
+
+  const call = (...args: unknown[]): unknown => {
+    const first = args[0];
+    if (typeof first === 'function') return describeCall(first, args, 0);
+    if (lifetime === 'scratch' && !isFrame(first)) {
+      throw new NotAFrameError(
+        `scratch(frame, f, ...) materializes only into a Frame, got ${isSpace(first) ? String(first) : describeValue(first)}: ` +
+          'scratch lifetime is frame lifetime. Open one with scratchspace(space, (frame) => scratch(frame, f, ...args)).',
+      );
+    }
+    assertSpace(first, lifetime);
+    const spec = describeCall(args[1], args, 1);
+    return buildAtomically(first, spec);
+  };
+
+  return Object.assign(call, {
+    lifetime,
+    define(kernel: Kernel, describer: Describer): void {
+      if (typeof kernel !== 'function') {
+        throw new InvalidDescriptionError(
+          `${lifetime}.define(kernel, describer) needs the kernel function first, got ${describeValue(kernel)}.`,
+        );
+      }
+      if (typeof describer !== 'function') {
+        throw new InvalidDescriptionError(
+          `${lifetime}.define(${kernelName(kernel)}, describer) needs a describer function, got ${describeValue(describer)}. ` +
+            'Pass (...inputs) => ({ name: Undef(...) }).',
+        );
+      }
+      describers.set(kernel, describer);
+    },
+    has(kernel: Kernel): boolean {
+      return describers.has(kernel);
+    },
+  }) as unknown as DescriptionRegistry<L>;
+}
+
+/**
+ * The arrays a pass produces (its destinations, first in the mutating signature), described by
+ * the kernel. `outputs(f, ...inputs)` returns the spec; `outputs(space, f, ...inputs)` materializes
+ * it, all or nothing. Outputs belong to the caller: materialize them from the unframed space,
+ * before the scratchspace block they must outlive. Register with {@link describe} or
+ * `outputs.define(f, describer)`.
+ *
+ * @example
+ * ```ts
+ * import { outputs, describe, Undef, Similar, hostArray, type HostArray } from '@pol/core';
+ * const double = describe(
+ *   (o: { y: HostArray<'float32'> }, x: HostArray<'float32'>) => o.y.data.set(x.data.map((v) => 2 * v)),
+ *   { outputs: (x: HostArray<'float32'>) => ({ y: Undef(x) }) },
+ * );
+ * const x = hostArray(new Float32Array([1, 2, 3]));
+ * outputs(double, x); // { y: Undef(float32, [3]) }
+ * const { y } = outputs(Similar(x), double, x); // y: HostArray<'float32'>
+ * double({ y }, x);
+ * ```
+ */
+export const outputs: DescriptionRegistry<'outputs'> = registry('outputs');
+
+/**
+ * The buffers a forward pass saves for its backward pass (a norm's `rstd`, attention's `m`/`l`),
+ * described by the kernel: `checkpoints(f, ...inputs)` returns the spec, `checkpoints(space, f,
+ * ...inputs)` materializes it. Checkpoints bridge forward and backward, so they are materialized
+ * unframed, like outputs. The described names are keys of the kernel's options object.
+ *
+ * @example
+ * ```ts
+ * import { checkpoints, Undef } from '@pol/core';
+ * function norm(o: object, x: Float32Array, opts: { rstd: unknown }) {}
+ * checkpoints.define(norm, (x: Float32Array) => ({ rstd: Undef('float32', 1) }));
+ * checkpoints(norm, new Float32Array(4)); // { rstd: Undef(float32, [1]) }
+ * ```
+ */
+export const checkpoints: DescriptionRegistry<'checkpoints'> = registry('checkpoints');
+
+/**
+ * The buffers a pass needs only while it runs (workspace, partial reductions), described by the
+ * kernel: `scratch(f, ...inputs)` returns the spec; `scratch(frame, f, ...inputs)` materializes it
+ * against a Frame, and only a Frame, because scratch lifetime is frame lifetime.
+ *
+ * @throws {NotAFrameError} when materializing into anything but a frame.
+ * @example
+ * ```ts
+ * import { scratch, scratchspace, Undef, Similar } from '@pol/core';
+ * function sum(o: object, x: Float32Array, opts: { tmp: unknown }) {}
+ * scratch.define(sum, (x: Float32Array) => ({ tmp: Undef(x) }));
+ * scratchspace(Similar(new Float32Array(0)), (frame) => {
+ *   const { tmp } = scratch(frame, sum, new Float32Array(8));
+ * });
+ * ```
+ */
+export const scratch: DescriptionRegistry<'scratch'> = registry('scratch');
+
+const lifetimes: readonly Lifetime[] = ['outputs', 'checkpoints', 'scratch'];
+const registries = { outputs, checkpoints, scratch } as const;
+
+/**
+ * Register a kernel's describers, by lifetime, and return the kernel typed with them, so that
+ * `outputs(f, ...)`, `scratch(frame, f, ...)` and verbs built on `f` know the exact spec types.
+ * The kernel itself is returned unchanged.
+ *
+ * @throws {InvalidDescriptionError} for a kernel or describer that is not a function, or an
+ * unknown lifetime name.
+ * @example
+ * ```ts
+ * import { describe, Undef, type HostArray } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * export const softmaxInto = describe(
+ *   function softmaxInto(o: { y: F32 }, x: F32, opts: { tmp: F32 }) {
+ *     let max = -Infinity;
+ *     for (const v of x.data) max = Math.max(max, v);
+ *     let sum = 0;
+ *     x.data.forEach((v, i) => (sum += opts.tmp.data[i] = Math.exp(v - max)));
+ *     opts.tmp.data.forEach((v, i) => (o.y.data[i] = v / sum));
+ *   },
+ *   {
+ *     outputs: (x: F32) => ({ y: Undef(x) }),
+ *     scratch: (x: F32) => ({ tmp: Undef(x) }),
+ *   },
+ * );
+ * ```
+ */
+export function describe<F extends Kernel, const D extends Descriptions>(kernel: F, descriptions: D): Described<F, D> {
+  if (typeof kernel !== 'function') {
+    throw new InvalidDescriptionError(
+      `describe(kernel, descriptions) needs the kernel function first, got ${describeValue(kernel)}.`,
+    );
+  }
+  if (typeof descriptions !== 'object' || descriptions === null) {
+    throw new InvalidDescriptionError(
+      `describe(${kernelName(kernel)}, descriptions) needs an object such as { outputs, checkpoints, scratch } of describer functions, got ${describeValue(descriptions)}.`,
+    );
+  }
+  for (const key of Object.keys(descriptions)) {
+    if (!(lifetimes as readonly string[]).includes(key)) {
+      throw new InvalidDescriptionError(
+        `describe(${kernelName(kernel)}, ...) got an unknown lifetime '${key}'. The lifetimes are 'outputs', 'checkpoints' and 'scratch'.`,
+      );
+    }
+    const describer = (descriptions as Record<string, unknown>)[key];
+    if (typeof describer !== 'function') {
+      throw new InvalidDescriptionError(
+        `describe(${kernelName(kernel)}, ...) got ${describeValue(describer)} for '${key}'; each lifetime takes a describer function.`,
+      );
+    }
+  }
+  // Checked in full above, so registration cannot stop half-way.
+  for (const lifetime of lifetimes) {
+    const describer = descriptions[lifetime];
+    if (describer !== undefined) registries[lifetime].define(kernel, describer);
+  }
+  return kernel as Described<F, D>;
+}

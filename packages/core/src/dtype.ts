@@ -1,0 +1,180 @@
+import { UnknownDTypeError } from './errors.js';
+
+/**
+ * The element types Pol describes, spelled as the JavaScript numeric ecosystem spells them.
+ * `float16` is usable only where the runtime has `Float16Array` (see {@link hasDType}).
+ */
+export type DType =
+  | 'float16'
+  | 'float32'
+  | 'float64'
+  | 'int8'
+  | 'int16'
+  | 'int32'
+  | 'int64'
+  | 'uint8'
+  | 'uint16'
+  | 'uint32'
+  | 'uint64';
+
+// Resolves to the runtime's Float16Array type when the consumer's `lib` declares it, and to
+// `never` otherwise, so that these declarations compile under any `lib` setting.
+type Float16ArrayType = typeof globalThis extends { Float16Array: { prototype: infer P } } ? P : never;
+
+/** The TypedArray that holds elements of each dtype. */
+export interface TypedArrayByDType {
+  float16: Float16ArrayType;
+  float32: Float32Array;
+  float64: Float64Array;
+  int8: Int8Array;
+  int16: Int16Array;
+  int32: Int32Array;
+  int64: BigInt64Array;
+  uint8: Uint8Array;
+  uint16: Uint16Array;
+  uint32: Uint32Array;
+  uint64: BigUint64Array;
+}
+
+/** The TypedArray type for dtype `D`: `TypedArrayOf<'float32'>` is `Float32Array`. */
+export type TypedArrayOf<D extends DType> = TypedArrayByDType[D];
+
+/** Any TypedArray Pol can describe (every TypedArray but `Uint8ClampedArray`). */
+export type AnyTypedArray = TypedArrayByDType[DType];
+
+/** The constructor of a TypedArray, as used to make views over a slab. */
+export interface TypedArrayConstructorOf<D extends DType> {
+  readonly BYTES_PER_ELEMENT: number;
+  new (length: number): TypedArrayOf<D>;
+  new (buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArrayOf<D>;
+}
+
+/** What Pol knows of a dtype. */
+export interface DTypeInfo<D extends DType = DType> {
+  /** The dtype's name, such as `'float32'`. */
+  readonly name: D;
+  /** Bytes per element. */
+  readonly byteSize: number;
+  /**
+   * The element's own alignment in bytes. JavaScript requires a TypedArray view's absolute byte
+   * offset to be a multiple of its element size, so this equals {@link DTypeInfo.byteSize}.
+   */
+  readonly alignment: number;
+  /** The TypedArray constructor for this dtype. */
+  readonly TypedArray: TypedArrayConstructorOf<D>;
+  /** Whether the elements are floating point (checked arenas poison these with NaN). */
+  readonly float: boolean;
+  /** Whether the elements are `bigint` (int64, uint64). */
+  readonly bigint: boolean;
+}
+
+function info<D extends DType>(name: D, ctor: unknown, float: boolean, bigint: boolean): DTypeInfo<D> {
+  const TypedArray = ctor as TypedArrayConstructorOf<D>;
+  return Object.freeze({
+    name,
+    byteSize: TypedArray.BYTES_PER_ELEMENT,
+    alignment: TypedArray.BYTES_PER_ELEMENT,
+    TypedArray,
+    float,
+    bigint,
+  });
+}
+
+const Float16Ctor: unknown = (globalThis as { Float16Array?: unknown }).Float16Array;
+
+const table: { readonly [D in DType]?: DTypeInfo<D> } = Object.freeze({
+  ...(Float16Ctor === undefined ? {} : { float16: info('float16', Float16Ctor, true, false) }),
+  float32: info('float32', Float32Array, true, false),
+  float64: info('float64', Float64Array, true, false),
+  int8: info('int8', Int8Array, false, false),
+  int16: info('int16', Int16Array, false, false),
+  int32: info('int32', Int32Array, false, false),
+  int64: info('int64', BigInt64Array, false, true),
+  uint8: info('uint8', Uint8Array, false, false),
+  uint16: info('uint16', Uint16Array, false, false),
+  uint32: info('uint32', Uint32Array, false, false),
+  uint64: info('uint64', BigUint64Array, false, true),
+});
+
+const allNames: readonly DType[] = Object.freeze([
+  'float16',
+  'float32',
+  'float64',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
+]);
+
+/**
+ * The dtypes this runtime supports, in a stable order (`float16` only where `Float16Array` exists).
+ *
+ * @example
+ * ```ts
+ * import { dtypes } from '@pol/core';
+ * console.log(dtypes.includes('float32')); // true
+ * ```
+ */
+export const dtypes: readonly DType[] = Object.freeze(allNames.filter((name) => table[name] !== undefined));
+
+/**
+ * Whether `name` is a dtype this runtime supports.
+ *
+ * @example
+ * ```ts
+ * import { hasDType } from '@pol/core';
+ * hasDType('float32'); // true
+ * hasDType('complex64'); // false
+ * ```
+ */
+export function hasDType(name: unknown): name is DType {
+  return typeof name === 'string' && Object.hasOwn(table, name);
+}
+
+/**
+ * What Pol knows of a dtype: byte size, alignment, TypedArray constructor.
+ *
+ * @throws {UnknownDTypeError} when `name` is not a dtype this runtime supports.
+ * @example
+ * ```ts
+ * import { dtypeInfo } from '@pol/core';
+ * const f32 = dtypeInfo('float32');
+ * console.log(f32.byteSize, f32.TypedArray === Float32Array); // 4 true
+ * ```
+ */
+export function dtypeInfo<D extends DType>(name: D): DTypeInfo<D> {
+  const found = typeof name === 'string' && Object.hasOwn(table, name) ? table[name] : undefined;
+  if (found === undefined) throw unknownDType(name);
+  return found as DTypeInfo<D>;
+}
+
+function unknownDType(name: unknown): UnknownDTypeError {
+  if (name === 'float16') {
+    return new UnknownDTypeError(
+      "dtype 'float16' needs Float16Array, which this runtime does not have. Use 'float32', or run on a runtime with Float16Array (Node.js 24+, current browsers).",
+    );
+  }
+  const shown = typeof name === 'string' ? `'${name}'` : String(name);
+  return new UnknownDTypeError(`Unknown dtype ${shown}. Use one of: ${dtypes.map((d) => `'${d}'`).join(', ')}.`);
+}
+
+/**
+ * The dtype of a TypedArray, or `undefined` for anything else (including `Uint8ClampedArray` and
+ * `DataView`, which Pol does not describe).
+ *
+ * @example
+ * ```ts
+ * import { dtypeOfTypedArray } from '@pol/core';
+ * dtypeOfTypedArray(new Int32Array(4)); // 'int32'
+ * ```
+ */
+export function dtypeOfTypedArray(x: unknown): DType | undefined {
+  if (!ArrayBuffer.isView(x)) return undefined;
+  return byConstructor.get((x as { constructor: unknown }).constructor);
+}
+
+const byConstructor: ReadonlyMap<unknown, DType> = new Map(dtypes.map((name) => [table[name]?.TypedArray, name]));

@@ -1,0 +1,158 @@
+/**
+ * Every error Pol throws is a {@link PolError}: one class per kind of mistake, each with a stable
+ * `code` so that callers can branch on it even when two copies of `@pol/core` are installed (where
+ * `instanceof` would fail across copies).
+ *
+ * Messages say what was wrong and what to do instead. An operation that throws one of these has
+ * changed nothing: no space, frame or capture is left half-updated.
+ *
+ * @module
+ */
+
+/**
+ * The base of every error Pol throws.
+ *
+ * @example
+ * ```ts
+ * import { PolError, Undef } from '@pol/core';
+ * try {
+ *   Undef('float32', -1);
+ * } catch (e) {
+ *   if (e instanceof PolError) console.log(e.code); // 'POL_INVALID_SHAPE'
+ * }
+ * ```
+ */
+export class PolError extends Error {
+  /** A stable, machine-readable identifier of the kind of error, such as `'POL_INVALID_SHAPE'`. */
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/**
+ * Dims that do not describe an array: negative, fractional, not finite, or so large that the byte
+ * size is no longer exactly representable (`Number.MAX_SAFE_INTEGER`).
+ */
+export class InvalidShapeError extends PolError {
+  constructor(message: string) {
+    super('POL_INVALID_SHAPE', message);
+  }
+}
+
+/** A dtype name Pol does not know, or one this runtime has no TypedArray for (`float16`). */
+export class UnknownDTypeError extends PolError {
+  constructor(message: string) {
+    super('POL_UNKNOWN_DTYPE', message);
+  }
+}
+
+/** Something was passed where a {@link Space} was required. */
+export class NotASpaceError extends PolError {
+  constructor(message: string) {
+    super('POL_NOT_A_SPACE', message);
+  }
+}
+
+/** A spec holds a value that is neither an Undef, a nested spec, nor an array. The message names the key path. */
+export class InvalidSpecError extends PolError {
+  /** The key path of the offending value, such as `'layers.w'`. */
+  readonly path: string;
+
+  constructor(path: string, message: string) {
+    super('POL_INVALID_SPEC', message);
+    this.path = path;
+  }
+}
+
+/** `ambientspace()` was called with no enclosing `withspace` or `scratchspace` block. */
+export class NoAmbientSpaceError extends PolError {
+  constructor(message: string) {
+    super('POL_NO_AMBIENT_SPACE', message);
+  }
+}
+
+/**
+ * An async callback was given to `withspace` or `scratchspace` on a runtime that cannot carry the
+ * ambient space across `await` (no AsyncLocalStorage or AsyncContext).
+ */
+export class AsyncScopeUnsupportedError extends PolError {
+  constructor(message: string) {
+    super('POL_ASYNC_SCOPE_UNSUPPORTED', message);
+  }
+}
+
+/** Something other than a {@link Frame} was passed where scratch lifetime requires one. */
+export class NotAFrameError extends PolError {
+  constructor(message: string) {
+    super('POL_NOT_A_FRAME', message);
+  }
+}
+
+/** A describer registered for a kernel returned something that is not a spec, or is not a function. */
+export class InvalidDescriptionError extends PolError {
+  constructor(message: string) {
+    super('POL_INVALID_DESCRIPTION', message);
+  }
+}
+
+/** Something other than an array was passed where an exemplar array was required. */
+export class NotAnArrayError extends PolError {
+  constructor(message: string) {
+    super('POL_NOT_AN_ARRAY', message);
+  }
+}
+
+/** A frame was used (to allocate, or to open a nested frame) after it had closed. */
+export class FrameClosedError extends PolError {
+  constructor(message: string) {
+    super('POL_FRAME_CLOSED', message);
+  }
+}
+
+/**
+ * A GC-owned buffer (a `Similar` allocation, or any brand-new device buffer) was requested while the
+ * device backing it was recording a graph capture.
+ *
+ * The allocation itself would succeed, which is the trouble. A captured graph replays the
+ * commands it recorded against the exact buffers bound while it recorded. A buffer created
+ * during capture belongs to that one eager run: its frame destroys it when the run ends, so the
+ * first replay binds a destroyed buffer (or, if it was kept alive, every replay reads and writes a
+ * buffer nobody else can see). Nothing fails during capture or on the eager run; the failure
+ * surfaces on replay, the one operation the capture exists for, with a validation message that
+ * names no array of yours.
+ *
+ * An arena is capture-safe: a carve is offset arithmetic over a slab allocated before capture
+ * began, so it creates nothing, and the same allocation sequence gives the same offsets on every
+ * run, which replay depends on. Warm up eagerly, read the arena's watermark, size the slab from it,
+ * then capture.
+ */
+export class CaptureViolation extends PolError {
+  constructor(what: string, space: string) {
+    super(
+      'POL_CAPTURE_VIOLATION',
+      `${what} was requested from ${space} while its device is recording a capture. ` +
+        'Allocating does not fail here, and that is the problem: a captured graph replays its ' +
+        'commands against the exact buffers bound while it recorded, so a buffer created during ' +
+        'capture belongs to that single eager run; once its frame closes and destroys it, the first ' +
+        'replay binds a destroyed buffer and fails with an error that names nothing of yours (and a ' +
+        'buffer kept alive would be read and written by every replay behind your back). Capture and ' +
+        'the eager run both succeed, so the failure lands on replay, the one thing the capture is for. ' +
+        'Pass an Arena (or a Frame on one) instead: a carve is offset arithmetic over a slab that ' +
+        'existed before capture began, and an identical allocation sequence yields identical ' +
+        'offsets, which replay requires. Warm up eagerly, read the watermark, size the slab, then ' +
+        'capture. Reaching this error means a pass fell back to its default Similar space (or a ' +
+        'scratchspace on one) inside the captured step.',
+    );
+  }
+}
+
+/** An argument of the wrong type where no more specific kind applies (a callback that is not a function, say). */
+export class InvalidArgumentError extends PolError {
+  constructor(message: string) {
+    super('POL_INVALID_ARGUMENT', message);
+  }
+}

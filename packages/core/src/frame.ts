@@ -1,0 +1,205 @@
+import { ambientspace, isThenable, withspace } from './ambient.js';
+import type { ArrayOf, Kind, PolArray } from './array.js';
+import type { DType } from './dtype.js';
+import { FrameClosedError, InvalidArgumentError } from './errors.js';
+import { describeValue } from './shape.js';
+import {
+  assertSpace,
+  type Frame,
+  frameKey,
+  isFrame,
+  openFrameKey,
+  rollbackKey,
+  type Space,
+  savepointKey,
+  spaceKey,
+} from './space.js';
+
+/**
+ * A frame on a space that has no frame protocol of its own (a GC space): it scopes lifetimes and
+ * refuses use after close, and when given a `release` hook (device memory the GC cannot see) it
+ * hands back what it allocated when it closes.
+ */
+class ScopeFrame<K extends Kind> implements Frame<K> {
+  readonly [spaceKey]: K;
+  declare readonly [frameKey]: true;
+  // Invariant: `arrays` is defined exactly when `release` is, and holds every array allocated
+  // through this frame (not through nested frames, which release their own) since it opened.
+  readonly #root: Space<K>;
+  readonly #release: ((arrays: readonly PolArray[]) => void) | undefined;
+  readonly #arrays: PolArray[] | undefined;
+  #open = true;
+
+  constructor(
+    readonly parent: Space<K>,
+    root: Space<K>,
+    release: ((arrays: readonly PolArray[]) => void) | undefined,
+  ) {
+    this[spaceKey] = root[spaceKey];
+    this.#root = root;
+    this.#release = release;
+    this.#arrays = release === undefined ? undefined : [];
+  }
+
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
+    if (!this.#open) throw frameClosed(this, `allocate ${dtype}[${dims.join(', ')}]`);
+    const array = this.#root.alloc(dtype, dims);
+    this.#arrays?.push(array as PolArray);
+    return array;
+  }
+
+  [openFrameKey](): Frame<K> {
+    if (!this.#open) throw frameClosed(this, 'open a nested frame');
+    return new ScopeFrame(this, this.#root, this.#release);
+  }
+
+  [savepointKey](): unknown {
+    return this.#arrays?.length ?? 0;
+  }
+
+  [rollbackKey](token: unknown): void {
+    const arrays = this.#arrays;
+    if (arrays === undefined || this.#release === undefined) return;
+    const dropped = arrays.splice(token as number);
+    if (dropped.length > 0) this.#release(dropped);
+  }
+
+  close(): void {
+    if (!this.#open) return;
+    this.#open = false;
+    const arrays = this.#arrays;
+    if (arrays !== undefined && arrays.length > 0 && this.#release !== undefined) {
+      this.#release(arrays.splice(0));
+    }
+  }
+
+  [Symbol.dispose](): void {
+    this.close();
+  }
+
+  toString(): string {
+    return `Frame(on ${String(this.#root)}, ${this.#open ? 'open' : 'closed'})`;
+  }
+}
+
+Object.defineProperty(ScopeFrame.prototype, frameKey, { value: true });
+
+function frameClosed(frame: Frame, what: string): FrameClosedError {
+  return new FrameClosedError(
+    `Cannot ${what}: ${String(frame)} has closed, and everything it allocated is dead. ` +
+      'Allocate from a frame only inside its scratchspace block (or before disposing it), or open a new frame.',
+  );
+}
+
+/**
+ * A frame that only scopes lifetimes over `space`: for implementers of spaces whose memory the GC
+ * owns. `release`, when given, receives the arrays allocated through the frame when it closes.
+ *
+ * @example
+ * ```ts
+ * import { scopeFrame, Similar, alloc } from '@pol/core';
+ * const frame = scopeFrame(Similar(new Float32Array(1)));
+ * alloc(frame, 'float32', 4);
+ * frame.close();
+ * ```
+ */
+export function scopeFrame<K extends Kind>(space: Space<K>, release?: (arrays: readonly PolArray[]) => void): Frame<K> {
+  assertSpace(space, 'scopeFrame');
+  return new ScopeFrame(space, space, release);
+}
+
+/** Open a frame on any space: its own protocol if it has one, else a scope frame. */
+function openFrame<K extends Kind>(space: Space<K>): Frame<K> {
+  assertSpace(space, 'scratchspace');
+  if (isFrame(space) && !space.isOpen) throw frameClosed(space, 'open a nested frame');
+  const open = space[openFrameKey];
+  return open !== undefined ? open.call(space) : new ScopeFrame(space, space, undefined);
+}
+
+/**
+ * Open a frame on `space` and call `f(frame)` with it as the ambient space; close the frame however
+ * `f` exits (return, throw, or, for an async `f`, once its promise settles) and return what `f`
+ * returns. On an arena the frame marks on open and retracts on close, so everything carved inside
+ * dies at once; on a GC space it only scopes. Frames nest, and the ambient space inside is always
+ * the innermost open frame.
+ *
+ * Three spellings: `scratchspace(space, f)`; `scratchspace(f)`, on the ambient space; and
+ * `using frame = scratchspace(space)`, which closes at the end of the enclosing block (this form
+ * does not rebind the ambient space: pass the frame explicitly).
+ *
+ * @throws {NotASpaceError} when `space` is not a space.
+ * @throws {FrameClosedError} when `space` is a frame that has closed.
+ * @throws {NoAmbientSpaceError} for the ambient spelling with no space bound.
+ * @example
+ * ```ts
+ * import { scratchspace, alloc, Similar } from '@pol/core';
+ * const space = Similar(new Float32Array(1));
+ * const sum = scratchspace(space, (frame) => {
+ *   const tmp = alloc(frame, 'float32', 3);
+ *   tmp.data.set([1, 2, 3]);
+ *   return tmp.data.reduce((a, b) => a + b, 0);
+ * }); // 6, and tmp is dead
+ *
+ * {
+ *   using frame = scratchspace(space);
+ *   alloc(frame, 'int32', 2);
+ * } // closed here
+ * ```
+ */
+export function scratchspace<K extends Kind, R>(space: Space<K>, f: (frame: Frame<K>) => R): R;
+export function scratchspace<K extends Kind>(space: Space<K>): Frame<K>;
+export function scratchspace<R>(f: (frame: Frame) => R): R;
+export function scratchspace(a: unknown, b?: unknown): unknown {
+  if (typeof a === 'function' && b === undefined) {
+    return runFrame(ambientspace(), a as (frame: Frame) => unknown);
+  }
+  if (b === undefined) return openFrame(a as Space);
+  if (typeof b !== 'function') {
+    assertSpace(a, 'scratchspace');
+    throw new InvalidArgumentError(
+      `scratchspace(space, f) needs a callback f, got ${describeValue(b)}. Pass (frame) => { ... }, or call scratchspace(space) alone for a frame to dispose.`,
+    );
+  }
+  return runFrame(a as Space, b as (frame: Frame) => unknown);
+}
+
+function runFrame(space: Space, f: (frame: Frame) => unknown): unknown {
+  const frame = openFrame(space);
+  let result: unknown;
+  try {
+    result = withspace(frame, () => f(frame));
+  } catch (error) {
+    closeAfterFailure(frame, error);
+    throw error;
+  }
+  if (isThenable(result)) {
+    return Promise.resolve(result).then(
+      (value) => {
+        frame.close();
+        return value;
+      },
+      (error: unknown) => {
+        closeAfterFailure(frame, error);
+        throw error;
+      },
+    );
+  }
+  frame.close();
+  return result;
+}
+
+// The callback's error is what the caller needs to see; a second failure while closing is attached
+// to it rather than replacing it.
+function closeAfterFailure(frame: Frame, error: unknown): void {
+  try {
+    frame.close();
+  } catch (closeError) {
+    if (typeof error === 'object' && error !== null && !('suppressed' in error)) {
+      Object.defineProperty(error, 'suppressed', { value: closeError, configurable: true });
+    }
+  }
+}

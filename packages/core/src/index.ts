@@ -1,0 +1,92 @@
+/**
+ * `@pol/core`: kernels describe the buffers they need as data; callers decide where they come from.
+ *
+ * @packageDocumentation
+ */
+
+export { alloc, checkSpec, isPlainObject, type Materialize, materialize, type Spec, type SpecValue } from './alloc.js';
+export {
+  type AmbientStore,
+  ambientIsAsync,
+  ambientspace,
+  contextStore,
+  setAmbientStore,
+  syncStore,
+  withspace,
+} from './ambient.js';
+export {
+  type AnyArray,
+  type ArrayFamily,
+  type ArrayOf,
+  type ArrayTypes,
+  type DTypeOf,
+  familyKey,
+  familyOf,
+  type HostArray,
+  hostArray,
+  hostFamily,
+  isArray,
+  type Kind,
+  makeHostArray,
+  type PolArray,
+  shapeOf,
+} from './array.js';
+export {
+  checkpoints,
+  type DescribeArgs,
+  type Described,
+  type Describer,
+  type DescriberOf,
+  type DescriptionRegistry,
+  type Descriptions,
+  describe,
+  type Kernel,
+  type KernelInputs,
+  type Lifetime,
+  outputs,
+  type SpecOf,
+  scratch,
+} from './descriptions.js';
+export {
+  type AnyTypedArray,
+  type DType,
+  type DTypeInfo,
+  dtypeInfo,
+  dtypeOfTypedArray,
+  dtypes,
+  hasDType,
+  type TypedArrayByDType,
+  type TypedArrayConstructorOf,
+  type TypedArrayOf,
+} from './dtype.js';
+export {
+  AsyncScopeUnsupportedError,
+  CaptureViolation,
+  FrameClosedError,
+  InvalidArgumentError,
+  InvalidDescriptionError,
+  InvalidShapeError,
+  InvalidSpecError,
+  NoAmbientSpaceError,
+  NotAFrameError,
+  NotAnArrayError,
+  NotASpaceError,
+  PolError,
+  UnknownDTypeError,
+} from './errors.js';
+export { scopeFrame, scratchspace } from './frame.js';
+export { byteLength, describeValue, elementCount } from './shape.js';
+export { capturing, type KindOf, Similar } from './similar.js';
+export {
+  assertSpace,
+  type Frame,
+  frameKey,
+  isFrame,
+  isSpace,
+  openFrameKey,
+  rollbackKey,
+  type Space,
+  savepointKey,
+  spaceKey,
+} from './space.js';
+export { isUndef, Undef } from './undef.js';

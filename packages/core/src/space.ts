@@ -1,0 +1,117 @@
+import type { ArrayOf, Kind } from './array.js';
+import type { DType } from './dtype.js';
+import { NotASpaceError } from './errors.js';
+import { describeValue } from './shape.js';
+
+/**
+ * The brand every space carries, holding its {@link Kind}. "Is the first argument a space?" is one
+ * property read. Registered with `Symbol.for`, so spaces from two copies of `@pol/core` interoperate.
+ */
+export const spaceKey: unique symbol = Symbol.for('@pol/core/space') as never;
+
+/**
+ * Optional space protocol: open a {@link Frame} on this space (an arena marks here and retracts on
+ * close). A space without it gets a frame that only scopes lifetimes, as on a GC space.
+ */
+export const openFrameKey: unique symbol = Symbol.for('@pol/core/openFrame') as never;
+
+/**
+ * Optional space protocol: take a savepoint before a multi-array allocation (a spec), so that a
+ * failure part-way can be rolled back with {@link rollbackKey} and leave the space unchanged.
+ */
+export const savepointKey: unique symbol = Symbol.for('@pol/core/savepoint') as never;
+
+/** Optional space protocol: undo every allocation made since a {@link savepointKey} token was taken. */
+export const rollbackKey: unique symbol = Symbol.for('@pol/core/rollback') as never;
+
+/**
+ * Anywhere an uninitialized array can be materialized from. A space implements one leaf method,
+ * `alloc(dtype, dims)`, and carries the {@link spaceKey} brand naming the kind of array it hands
+ * out; Undefs, specs, descriptions and frames all reduce to that method.
+ *
+ * `alloc` receives a supported dtype and dims already validated by the `alloc` verb, but spaces
+ * whose method users call directly should validate too (see `byteLength`).
+ *
+ * @example A space that counts what it hands out, over host memory:
+ * ```ts
+ * import { type Space, spaceKey, Similar, alloc } from '@pol/core';
+ * let count = 0;
+ * const host = Similar(new Float32Array(0));
+ * const counting: Space<'host'> = {
+ *   [spaceKey]: 'host',
+ *   alloc(dtype, dims) {
+ *     count++;
+ *     return host.alloc(dtype, dims);
+ *   },
+ * };
+ * alloc(counting, 'float32', [8]);
+ * console.log(count); // 1
+ * ```
+ */
+export interface Space<K extends Kind = Kind> {
+  /** The kind of arrays this space hands out. */
+  readonly [spaceKey]: K;
+  /** The leaf method: a `dims`-shaped `dtype` array from this space. */
+  alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D>;
+  /** Optional: open a frame (see {@link openFrameKey}). */
+  readonly [openFrameKey]?: () => Frame<K>;
+  /** Optional: a savepoint for atomic multi-array allocation (see {@link savepointKey}). */
+  readonly [savepointKey]?: () => unknown;
+  /** Optional: roll back to a savepoint (see {@link rollbackKey}). */
+  readonly [rollbackKey]?: (token: unknown) => void;
+}
+
+/** The brand every frame carries. */
+export const frameKey: unique symbol = Symbol.for('@pol/core/frame') as never;
+
+/**
+ * A scope of lifetime on a space, itself a space: everything allocated through it dies, all at
+ * once, when it closes. Opened by `scratchspace`; on an arena, opening marks and closing retracts.
+ */
+export interface Frame<K extends Kind = Kind> extends Space<K>, Disposable {
+  /** The frame brand. */
+  readonly [frameKey]: true;
+  /** The space the frame was opened on: an arena, a Similar, or an outer frame. */
+  readonly parent: Space<K>;
+  /** Whether the frame is still open (allocating from a closed frame throws). */
+  readonly isOpen: boolean;
+  /** Close the frame, releasing what it allocated. Closing a closed frame does nothing. */
+  close(): void;
+}
+
+/**
+ * Whether `x` is a space: one property read.
+ *
+ * @example
+ * ```ts
+ * import { isSpace, Similar } from '@pol/core';
+ * isSpace(Similar(new Float32Array(1))); // true
+ * isSpace({}); // false
+ * ```
+ */
+export function isSpace(x: unknown): x is Space {
+  return typeof x === 'object' && x !== null && typeof (x as { [spaceKey]?: unknown })[spaceKey] === 'string';
+}
+
+/**
+ * Whether `x` is a frame.
+ *
+ * @example
+ * ```ts
+ * import { isFrame, scratchspace, Similar } from '@pol/core';
+ * scratchspace(Similar(new Float32Array(1)), (frame) => isFrame(frame)); // true
+ * ```
+ */
+export function isFrame(x: unknown): x is Frame {
+  return isSpace(x) && (x as { [frameKey]?: unknown })[frameKey] === true;
+}
+
+/** Throw a {@link NotASpaceError} unless `x` is a space; `what` names the call for the message. */
+export function assertSpace(x: unknown, what: string): asserts x is Space {
+  if (!isSpace(x)) {
+    throw new NotASpaceError(
+      `${what} needs a space, got ${describeValue(x)}. Pass an Arena, a Frame, or Similar(x) of an array; ` +
+        'a custom space is an object with an alloc(dtype, dims) method and the spaceKey brand.',
+    );
+  }
+}

@@ -1,0 +1,109 @@
+import { type AnyArray, type DTypeOf, isArray, shapeOf } from './array.js';
+import { type DType, dtypeInfo } from './dtype.js';
+import { InvalidArgumentError } from './errors.js';
+import { byteLength, describeValue } from './shape.js';
+
+const undefKey: unique symbol = Symbol.for('@pol/core/undef') as never;
+
+/**
+ * A description of an array, an element type and a shape, holding no memory. `new Float32Array(n)`
+ * allocates; `Undef('float32', n)` only describes, for `alloc` to materialize against a space of the
+ * caller's choosing.
+ */
+export interface Undef<D extends DType = DType> {
+  /** The element type. */
+  readonly dtype: D;
+  /** The shape, row-major; frozen. */
+  readonly dims: readonly number[];
+  /** The number of elements, `prod(dims)`. */
+  readonly length: number;
+  /** The size in bytes, `length × byteSize(dtype)`. */
+  readonly byteLength: number;
+}
+
+class UndefImpl<D extends DType> implements Undef<D> {
+  declare readonly [undefKey]: true;
+  constructor(
+    readonly dtype: D,
+    readonly dims: readonly number[],
+    readonly length: number,
+    readonly byteLength: number,
+  ) {}
+
+  toString(): string {
+    return `Undef(${this.dtype}, [${this.dims.join(', ')}])`;
+  }
+}
+
+Object.defineProperty(UndefImpl.prototype, undefKey, { value: true });
+
+function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
+  const bytes = byteLength(dtype, dims);
+  const frozen = Object.freeze(dims.slice());
+  return Object.freeze(new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes));
+}
+
+/**
+ * Describe an array without allocating it.
+ *
+ * - `Undef(dtype, dims)` or `Undef(dtype, ...dims)`;
+ * - `Undef(x)`: like the exemplar array `x` (a Pol array or a TypedArray), same dtype and dims;
+ * - `Undef(x, dtype)`: `x`'s dims with another dtype;
+ * - `Undef(x, dims)`: `x`'s dtype with other dims.
+ *
+ * The exemplar is read for its dtype and dims only, never its data.
+ *
+ * @throws {UnknownDTypeError} for a dtype this runtime does not support.
+ * @throws {InvalidShapeError} for dims that are negative, fractional, NaN, infinite, or whose byte
+ * size passes `Number.MAX_SAFE_INTEGER`.
+ * @throws {InvalidArgumentError} when the first argument is neither a dtype nor an array.
+ * @example
+ * ```ts
+ * import { Undef } from '@pol/core';
+ * const a = Undef('float32', 3, 4);
+ * const b = Undef('float32', [3, 4]);
+ * const x = new Float64Array(8);
+ * const c = Undef(x); // float64 [8]
+ * const d = Undef(x, 'int32'); // int32 [8]
+ * const e = Undef(x, [2, 2]); // float64 [2, 2]
+ * console.log(String(a), a.byteLength); // Undef(float32, [3, 4]) 48
+ * ```
+ */
+export function Undef<D extends DType>(dtype: D, dims: readonly number[]): Undef<D>;
+export function Undef<D extends DType>(dtype: D, ...dims: number[]): Undef<D>;
+export function Undef<A extends AnyArray>(exemplar: A): Undef<DTypeOf<A>>;
+export function Undef<D extends DType>(exemplar: AnyArray, dtype: D): Undef<D>;
+export function Undef<A extends AnyArray>(exemplar: A, dims: readonly number[]): Undef<DTypeOf<A>>;
+export function Undef(first: unknown, ...rest: unknown[]): Undef {
+  if (typeof first === 'string') {
+    const dims = rest.length === 1 && Array.isArray(rest[0]) ? (rest[0] as number[]) : (rest as number[]);
+    return make(first as DType, dims);
+  }
+  if (isArray(first)) {
+    const shape = shapeOf(first);
+    const override = rest[0];
+    if (rest.length === 0 || override === undefined) return make(shape.dtype, shape.dims);
+    if (typeof override === 'string') return make(override as DType, shape.dims);
+    if (Array.isArray(override)) return make(shape.dtype, override as number[]);
+    throw new InvalidArgumentError(
+      `Undef(x, ...) takes a dtype (such as 'float32') or a dims array as its second argument, got ${describeValue(override)}.`,
+    );
+  }
+  throw new InvalidArgumentError(
+    `Undef needs a dtype (such as 'float32') or an exemplar array first, got ${describeValue(first)}. Write Undef('float32', 3, 4) or Undef(x).`,
+  );
+}
+
+/**
+ * Whether `x` is an {@link Undef}.
+ *
+ * @example
+ * ```ts
+ * import { isUndef, Undef } from '@pol/core';
+ * isUndef(Undef('int8', 2)); // true
+ * isUndef({ dtype: 'int8', dims: [2] }); // false
+ * ```
+ */
+export function isUndef(x: unknown): x is Undef {
+  return typeof x === 'object' && x !== null && (x as { [undefKey]?: unknown })[undefKey] === true;
+}
