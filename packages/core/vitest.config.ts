@@ -1,3 +1,3 @@
-import { polVitestConfig } from '../../vitest.shared.js';
+import { polVitestConfig } from '../../vitest.shared.ts';
 
 export default polVitestConfig();
