@@ -54,20 +54,28 @@ function install() {
 }
 
 /** WebGPU tests need a Vulkan driver: Debian's chromium ships SwiftShader. Install it when we can. */
+function hasVulkanLoader() {
+  try {
+    return execFileSync('ldconfig', ['-p'], { encoding: 'utf8' }).includes('libvulkan.so.1');
+  } catch {
+    return false;
+  }
+}
+
 function ensureSwiftShader() {
   if (!existsSync(join(root, 'packages/webgpu'))) return;
-  if (existsSync(swiftshaderIcd)) return;
+  if (existsSync(swiftshaderIcd) && hasVulkanLoader()) return;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (!isRoot || !existsSync('/usr/bin/apt-get')) {
     console.error(
-      `[pol] WebGPU tests need SwiftShader (${swiftshaderIcd}). Install Debian/Ubuntu's chromium package ` +
-        '(sudo apt-get install -y chromium) and run again.',
+      `[pol] WebGPU tests need SwiftShader (${swiftshaderIcd}) and the Vulkan loader. Install Debian/Ubuntu's ` +
+        'chromium and libvulkan1 packages (sudo apt-get install -y chromium libvulkan1) and run again.',
     );
     process.exit(1);
   }
-  log('installing chromium (for its SwiftShader Vulkan driver, which gives WebGPU tests a real adapter)');
+  log('installing chromium and libvulkan1 (SwiftShader, a CPU Vulkan driver, gives WebGPU tests a real adapter)');
   must('apt-get', ['update']);
-  must('apt-get', ['install', '-y', '--no-install-recommends', 'chromium'], {
+  must('apt-get', ['install', '-y', '--no-install-recommends', 'chromium', 'libvulkan1'], {
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   });
 }
