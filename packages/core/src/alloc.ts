@@ -1,9 +1,9 @@
 import { ambientspace } from './ambient.js';
 import { type AnyArray, type ArrayOf, isArray, type Kind } from './array.js';
 import type { DType } from './dtype.js';
-import { InvalidArgumentError, InvalidSpecError } from './errors.js';
+import { FrameClosedError, InvalidArgumentError, InvalidSpecError } from './errors.js';
 import { byteLength, describeValue } from './shape.js';
-import { assertSpace, isSpace, rollbackKey, type Space, savepointKey } from './space.js';
+import { assertSpace, isFrame, isSpace, rollbackKey, type Space, savepointKey } from './space.js';
 import { isUndef, type Undef } from './undef.js';
 
 /** A value in a spec: a description to materialize, an array to pass through, or a nested spec. */
@@ -103,13 +103,27 @@ export function materialize<K extends Kind, S extends Spec>(space: Space<K>, spe
 
 /** Build a spec already known to be valid, rolling back on failure. */
 export function buildAtomically(space: Space, spec: object): object {
+  // An empty spec allocates nothing, but a closed frame must still refuse it like any other use.
+  if (isFrame(space) && !space.isOpen) {
+    throw new FrameClosedError(
+      `Cannot materialize a spec: ${String(space)} has closed, and everything it allocated is dead. ` +
+        'Materialize into a frame only inside its scratchspace block (or before disposing it), or open a new frame.',
+    );
+  }
   const save = space[savepointKey];
   if (save === undefined) return build(space, spec as Record<string, unknown>);
   const token = save.call(space);
   try {
     return build(space, spec as Record<string, unknown>);
   } catch (error) {
-    space[rollbackKey]?.call(space, token);
+    // The allocation's error is what the caller needs to see; a failing rollback rides along on it.
+    try {
+      space[rollbackKey]?.call(space, token);
+    } catch (rollbackError) {
+      if (typeof error === 'object' && error !== null && !('suppressed' in error)) {
+        Object.defineProperty(error, 'suppressed', { value: rollbackError, configurable: true });
+      }
+    }
     throw error;
   }
 }

@@ -1,4 +1,5 @@
-import { AsyncScopeUnsupportedError, NoAmbientSpaceError } from './errors.js';
+import { AsyncScopeUnsupportedError, InvalidArgumentError, NoAmbientSpaceError } from './errors.js';
+import { describeValue } from './shape.js';
 import { assertSpace, type Space } from './space.js';
 
 /**
@@ -20,13 +21,37 @@ interface ContextVariable {
   get?(): Space | undefined;
 }
 
-/** An ambient store over an AsyncLocalStorage-like object (`run` + `getStore`, or `run` + `get`). */
+/**
+ * An ambient store over an AsyncLocalStorage-like object (`run` + `getStore`, or `run` + `get` as
+ * TC39's `AsyncContext.Variable` spells it), for hosts that bring their own async context.
+ *
+ * @throws {InvalidArgumentError} when `variable` has no `run` method, or neither `getStore` nor `get`.
+ * @example
+ * ```ts
+ * import { AsyncLocalStorage } from 'node:async_hooks';
+ * import { contextStore, setAmbientStore } from '@pol/core';
+ * setAmbientStore(contextStore(new AsyncLocalStorage()));
+ * ```
+ */
 export function contextStore(variable: ContextVariable): AmbientStore {
-  const read = variable.getStore !== undefined ? () => variable.getStore?.() : () => variable.get?.();
+  const v: unknown = variable;
+  const methods = typeof v === 'object' && v !== null ? (v as Partial<Record<'run' | 'getStore' | 'get', unknown>>) : {};
+  if (typeof methods.run !== 'function' || (typeof methods.getStore !== 'function' && typeof methods.get !== 'function')) {
+    throw new InvalidArgumentError(
+      `contextStore needs an AsyncLocalStorage-like object with run(value, f) and getStore() (or get()), got ${describeValue(v)}. ` +
+        "Pass new AsyncLocalStorage() from 'node:async_hooks', or new AsyncContext.Variable().",
+    );
+  }
+  const read = typeof methods.getStore === 'function' ? () => variable.getStore?.() : () => variable.get?.();
   return { async: true, run: (space, f) => variable.run(space, f), get: read };
 }
 
 const AsyncFunction = (async () => {}).constructor;
+
+/** Whether `f` is an `async` function (or async arrow, or async method): known before it runs. */
+function isAsyncFunction(f: unknown): boolean {
+  return f instanceof AsyncFunction;
+}
 
 /** An ambient store for runtimes with no async context: a synchronous stack that refuses async callbacks. */
 export function syncStore(): AmbientStore {
@@ -34,7 +59,7 @@ export function syncStore(): AmbientStore {
   return {
     async: false,
     run<R>(space: Space, f: () => R): R {
-      if (f instanceof AsyncFunction) throw asyncUnsupported();
+      if (isAsyncFunction(f)) throw asyncUnsupported();
       const saved = current;
       current = space;
       let result: R;
@@ -90,6 +115,7 @@ let store: AmbientStore = detectStore();
  * Replace the ambient store, returning the previous one. For tests of the no-async-context path and
  * for hosts that provide their own async context; not needed in ordinary use.
  *
+ * @throws {InvalidArgumentError} when `next` is not an AmbientStore (the store is left as it was).
  * @example
  * ```ts
  * import { setAmbientStore, syncStore } from '@pol/core';
@@ -98,6 +124,14 @@ let store: AmbientStore = detectStore();
  * ```
  */
 export function setAmbientStore(next: AmbientStore): AmbientStore {
+  const n: unknown = next;
+  const fields = typeof n === 'object' && n !== null ? (n as Partial<Record<keyof AmbientStore, unknown>>) : {};
+  if (typeof fields.run !== 'function' || typeof fields.get !== 'function' || typeof fields.async !== 'boolean') {
+    throw new InvalidArgumentError(
+      `setAmbientStore needs an AmbientStore ({ async, run, get }), got ${describeValue(n)}. ` +
+        'Build one with contextStore(new AsyncLocalStorage()) or syncStore().',
+    );
+  }
   const previous = store;
   store = next;
   return previous;
@@ -124,6 +158,9 @@ export function ambientIsAsync(): boolean {
  * {@link AsyncScopeUnsupportedError}.
  *
  * @throws {NotASpaceError} when `space` is not a space.
+ * @throws {InvalidArgumentError} when `f` is not a function.
+ * @throws {AsyncScopeUnsupportedError} on a runtime without async context, for an `async` `f`
+ * (before it runs) or an `f` that returns a promise (the binding is restored either way).
  * @example
  * ```ts
  * import { withspace, ambientspace, Similar } from '@pol/core';
@@ -133,7 +170,21 @@ export function ambientIsAsync(): boolean {
  */
 export function withspace<R>(space: Space, f: () => R): R {
   assertSpace(space, 'withspace');
+  if (typeof f !== 'function') {
+    throw new InvalidArgumentError(
+      `withspace(space, f) needs a callback f, got ${describeValue(f)}. Pass () => { ... }, which runs with space as the ambient space.`,
+    );
+  }
+  assertCallbackSupported(f);
   return store.run(space, f);
+}
+
+/**
+ * Refuse an `async` callback, before it runs, when the ambient store cannot follow it across
+ * `await`. Internal: `withspace` and `scratchspace` call it before binding anything.
+ */
+export function assertCallbackSupported(f: unknown): void {
+  if (!store.async && isAsyncFunction(f)) throw asyncUnsupported();
 }
 
 /**

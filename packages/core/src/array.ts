@@ -104,6 +104,8 @@ export const hostFamily: ArrayFamily<'host'> = Object.freeze({
 });
 
 Object.defineProperty(HostArrayImpl.prototype, familyKey, { value: hostFamily });
+// Messages name values by their class ("got a HostArray"): name it as users know it.
+Object.defineProperty(HostArrayImpl, 'name', { value: 'HostArray' });
 
 /**
  * Wrap a TypedArray you already have as a {@link HostArray}, with `dims` defaulting to
@@ -125,7 +127,7 @@ export function hostArray<T extends AnyTypedArray>(data: T, dims?: readonly numb
       `hostArray needs a TypedArray (Float32Array, Int32Array, ...), got ${describeValue(data)}. Wrap plain arrays first, e.g. Float32Array.from(values).`,
     );
   }
-  const shape = dims === undefined ? [data.length] : dims.slice();
+  const shape = dims === undefined ? [data.length] : Array.isArray(dims) ? dims.slice() : dims;
   const count = elementCount(shape);
   if (count !== data.length) {
     throw new InvalidShapeError(
@@ -161,17 +163,14 @@ export function makeHostArray<D extends DType>(dtype: D, dims: readonly number[]
  * ```
  */
 export function isArray(x: unknown): x is AnyArray {
-  return (
-    (typeof x === 'object' && x !== null && (x as { [familyKey]?: unknown })[familyKey] !== undefined) ||
-    dtypeOfTypedArray(x) !== undefined
-  );
+  return familyOf(x) !== undefined;
 }
 
-/** The family of an array, or `undefined` if `x` is not one. */
+/** The family of an array, or `undefined` if `x` is not one (a `familyKey` that holds no object is none). */
 export function familyOf(x: unknown): ArrayFamily | undefined {
   if (typeof x === 'object' && x !== null) {
-    const fam = (x as { [familyKey]?: ArrayFamily })[familyKey];
-    if (fam !== undefined) return fam;
+    const fam: unknown = (x as { [familyKey]?: unknown })[familyKey];
+    if (typeof fam === 'object' && fam !== null) return fam as ArrayFamily;
   }
   return dtypeOfTypedArray(x) === undefined ? undefined : hostFamily;
 }

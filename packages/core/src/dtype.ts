@@ -164,7 +164,8 @@ function unknownDType(name: unknown): UnknownDTypeError {
 
 /**
  * The dtype of a TypedArray, or `undefined` for anything else (including `Uint8ClampedArray` and
- * `DataView`, which Pol does not describe).
+ * `DataView`, which Pol does not describe). Subclasses (Node.js's `Buffer` is a `Uint8Array`) and
+ * TypedArrays from another realm (an iframe, a `vm` context) are recognized by their element type.
  *
  * @example
  * ```ts
@@ -174,7 +175,28 @@ function unknownDType(name: unknown): UnknownDTypeError {
  */
 export function dtypeOfTypedArray(x: unknown): DType | undefined {
   if (!ArrayBuffer.isView(x)) return undefined;
-  return byConstructor.get((x as { constructor: unknown }).constructor);
+  // %TypedArray%.prototype[@@toStringTag] reads the element type from the array's internal slot:
+  // it cannot be fooled by a reassigned `constructor`, and answers undefined for a DataView.
+  const tag: unknown = typedArrayTag.call(x);
+  return typeof tag === 'string' ? byTag.get(tag) : undefined;
 }
 
-const byConstructor: ReadonlyMap<unknown, DType> = new Map(dtypes.map((name) => [table[name]?.TypedArray, name]));
+const typedArrayTag: (this: unknown) => unknown =
+  Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype) as object, Symbol.toStringTag)?.get ??
+  (() => undefined);
+
+const tagNames: { readonly [D in DType]: string } = {
+  float16: 'Float16Array',
+  float32: 'Float32Array',
+  float64: 'Float64Array',
+  int8: 'Int8Array',
+  int16: 'Int16Array',
+  int32: 'Int32Array',
+  int64: 'BigInt64Array',
+  uint8: 'Uint8Array',
+  uint16: 'Uint16Array',
+  uint32: 'Uint32Array',
+  uint64: 'BigUint64Array',
+};
+
+const byTag: ReadonlyMap<string, DType> = new Map(dtypes.map((name) => [tagNames[name], name]));

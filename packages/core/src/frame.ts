@@ -1,4 +1,4 @@
-import { ambientspace, isThenable, withspace } from './ambient.js';
+import { ambientspace, assertCallbackSupported, isThenable, withspace } from './ambient.js';
 import type { ArrayOf, Kind, PolArray } from './array.js';
 import type { DType } from './dtype.js';
 import { FrameClosedError, InvalidArgumentError } from './errors.js';
@@ -57,15 +57,27 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
     return new ScopeFrame(this, this.#root, this.#release);
   }
 
+  // A savepoint covers both what this frame tracks (to release) and the root space's own state
+  // (a transactional custom space), so a spec that fails part-way through a frame changes nothing.
   [savepointKey](): unknown {
-    return this.#arrays?.length ?? 0;
+    const root = this.#root;
+    const save = root[savepointKey];
+    const token: FrameSavepoint = { arrays: this.#arrays?.length ?? 0, root: save === undefined ? noSavepoint : save.call(root) };
+    return token;
   }
 
   [rollbackKey](token: unknown): void {
+    const { arrays: count, root: rootToken } = token as FrameSavepoint;
     const arrays = this.#arrays;
-    if (arrays === undefined || this.#release === undefined) return;
-    const dropped = arrays.splice(token as number);
-    if (dropped.length > 0) this.#release(dropped);
+    const release = this.#release;
+    try {
+      if (arrays !== undefined && release !== undefined) {
+        const dropped = arrays.splice(count);
+        if (dropped.length > 0) release(dropped);
+      }
+    } finally {
+      if (rootToken !== noSavepoint) this.#root[rollbackKey]?.call(this.#root, rootToken);
+    }
   }
 
   close(): void {
@@ -88,6 +100,13 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
 
 Object.defineProperty(ScopeFrame.prototype, frameKey, { value: true });
 
+const noSavepoint: unique symbol = Symbol('no savepoint');
+
+interface FrameSavepoint {
+  readonly arrays: number;
+  readonly root: unknown;
+}
+
 function frameClosed(frame: Frame, what: string): FrameClosedError {
   return new FrameClosedError(
     `Cannot ${what}: ${String(frame)} has closed, and everything it allocated is dead. ` +
@@ -99,6 +118,9 @@ function frameClosed(frame: Frame, what: string): FrameClosedError {
  * A frame that only scopes lifetimes over `space`: for implementers of spaces whose memory the GC
  * owns. `release`, when given, receives the arrays allocated through the frame when it closes.
  *
+ * @throws {NotASpaceError} when `space` is not a space.
+ * @throws {InvalidArgumentError} when `release` is given and is not a function.
+ * @throws {FrameClosedError} when `space` is a frame that has closed.
  * @example
  * ```ts
  * import { scopeFrame, Similar, alloc } from '@pol/core';
@@ -109,6 +131,12 @@ function frameClosed(frame: Frame, what: string): FrameClosedError {
  */
 export function scopeFrame<K extends Kind>(space: Space<K>, release?: (arrays: readonly PolArray[]) => void): Frame<K> {
   assertSpace(space, 'scopeFrame');
+  if (release !== undefined && typeof release !== 'function') {
+    throw new InvalidArgumentError(
+      `scopeFrame(space, release) takes release as a function of the arrays to hand back, got ${describeValue(release)}. Omit it for GC memory.`,
+    );
+  }
+  if (isFrame(space) && !space.isOpen) throw frameClosed(space, 'open a nested frame');
   return new ScopeFrame(space, space, release);
 }
 
@@ -134,6 +162,9 @@ function openFrame<K extends Kind>(space: Space<K>): Frame<K> {
  * @throws {NotASpaceError} when `space` is not a space.
  * @throws {FrameClosedError} when `space` is a frame that has closed.
  * @throws {NoAmbientSpaceError} for the ambient spelling with no space bound.
+ * @throws {InvalidArgumentError} when a second argument is given that is not a function.
+ * @throws {AsyncScopeUnsupportedError} on a runtime without async context, for an async `f` (before
+ * the frame opens) or an `f` that returns a promise (the frame is closed again).
  * @example
  * ```ts
  * import { scratchspace, alloc, Similar } from '@pol/core';
@@ -153,11 +184,12 @@ function openFrame<K extends Kind>(space: Space<K>): Frame<K> {
 export function scratchspace<K extends Kind, R>(space: Space<K>, f: (frame: Frame<K>) => R): R;
 export function scratchspace<K extends Kind>(space: Space<K>): Frame<K>;
 export function scratchspace<R>(f: (frame: Frame) => R): R;
-export function scratchspace(a: unknown, b?: unknown): unknown {
-  if (typeof a === 'function' && b === undefined) {
+export function scratchspace(...args: unknown[]): unknown {
+  const [a, b] = args;
+  if (args.length === 1 && typeof a === 'function') {
     return runFrame(ambientspace(), a as (frame: Frame) => unknown);
   }
-  if (b === undefined) return openFrame(a as Space);
+  if (args.length <= 1) return openFrame(a as Space);
   if (typeof b !== 'function') {
     assertSpace(a, 'scratchspace');
     throw new InvalidArgumentError(
@@ -168,6 +200,8 @@ export function scratchspace(a: unknown, b?: unknown): unknown {
 }
 
 function runFrame(space: Space, f: (frame: Frame) => unknown): unknown {
+  // Refused before the frame opens and before f runs: nothing to undo.
+  assertCallbackSupported(f);
   const frame = openFrame(space);
   let result: unknown;
   try {

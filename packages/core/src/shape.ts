@@ -5,8 +5,8 @@ import { InvalidShapeError } from './errors.js';
  * The number of elements of an array with these dims (1 for `[]`, a scalar), after checking
  * that every dim is a non-negative integer.
  *
- * @throws {InvalidShapeError} for a negative, fractional, NaN or infinite dim, or a count past
- * `Number.MAX_SAFE_INTEGER`.
+ * @throws {InvalidShapeError} for a negative, fractional, NaN or infinite dim, a dim or a count past
+ * `Number.MAX_SAFE_INTEGER`, or dims that are not an array.
  * @example
  * ```ts
  * import { elementCount } from '@pol/core';
@@ -19,20 +19,25 @@ export function elementCount(dims: readonly number[]): number {
       `dims must be an array of non-negative integers, got ${describeValue(dims)}. Pass dims such as [3, 4].`,
     );
   }
+  // Every dim is checked before any is multiplied, and a zero dim is counted apart, so that an
+  // intermediate product past the safe range (or Infinity × 0 = NaN) never decides the answer.
   let count = 1;
+  let empty = false;
   for (let i = 0; i < dims.length; i++) {
-    const d = dims[i];
-    if (typeof d !== 'number' || !Number.isInteger(d) || d < 0) {
+    const d: unknown = dims[i];
+    if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0) {
       throw new InvalidShapeError(
-        `dims[${i}] is ${describeValue(d)} in [${dims.map(describeValue).join(', ')}]: every dim must be a non-negative integer. ` +
-          'Round or validate computed sizes before describing an array.',
+        `dims[${i}] is ${describeValue(d)} in [${dims.map(describeValue).join(', ')}]: every dim must be a non-negative integer ` +
+          'no larger than Number.MAX_SAFE_INTEGER. Round or validate computed sizes before describing an array.',
       );
     }
-    count *= d;
+    if (d === 0) empty = true;
+    else count *= d;
   }
+  if (empty) return 0;
   if (!Number.isSafeInteger(count)) {
     throw new InvalidShapeError(
-      `dims [${dims.join(', ')}] describe ${count} elements, past Number.MAX_SAFE_INTEGER: no JavaScript memory can hold that. Check the dims for a unit mistake.`,
+      `dims [${dims.join(', ')}] describe more than Number.MAX_SAFE_INTEGER elements: no JavaScript memory can hold that. Check the dims for a unit mistake.`,
     );
   }
   return count;
@@ -55,7 +60,7 @@ export function byteLength(dtype: DType, dims: readonly number[]): number {
   const bytes = count * size;
   if (!Number.isSafeInteger(bytes)) {
     throw new InvalidShapeError(
-      `${dtype}[${dims.join(', ')}] is ${bytes} bytes, past Number.MAX_SAFE_INTEGER: no JavaScript memory can hold that. Check the dims for a unit mistake.`,
+      `${dtype}[${dims.join(', ')}] is ${count} elements of ${size} bytes, past Number.MAX_SAFE_INTEGER bytes: no JavaScript memory can hold that. Check the dims for a unit mistake.`,
     );
   }
   return bytes;
@@ -70,5 +75,6 @@ export function describeValue(x: unknown): string {
   if (Array.isArray(x)) return `an array of length ${x.length}`;
   const ctor = (x as { constructor?: { name?: unknown } }).constructor;
   const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'Object';
-  return name === 'Object' ? 'a plain object' : `a ${name}`;
+  if (name === 'Object') return 'a plain object';
+  return /^(?:[AEIO]|Un)/.test(name) ? `an ${name}` : `a ${name}`;
 }

@@ -90,7 +90,12 @@ export interface Frame<K extends Kind = Kind> extends Space<K>, Disposable {
  * ```
  */
 export function isSpace(x: unknown): x is Space {
-  return typeof x === 'object' && x !== null && typeof (x as { [spaceKey]?: unknown })[spaceKey] === 'string';
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof (x as { [spaceKey]?: unknown })[spaceKey] === 'string' &&
+    typeof (x as { alloc?: unknown }).alloc === 'function'
+  );
 }
 
 /**

@@ -5,12 +5,18 @@ import { byteLength, describeValue } from './shape.js';
 
 const undefKey: unique symbol = Symbol.for('@pol/core/undef') as never;
 
+// A type-only brand: an object literal that merely looks like an Undef ({ dtype, dims, ... }) is not
+// one to `isUndef` or `alloc`, so it must not type as one either. Only `Undef(...)` makes them.
+declare const undefBrand: unique symbol;
+
 /**
  * A description of an array, an element type and a shape, holding no memory. `new Float32Array(n)`
  * allocates; `Undef('float32', n)` only describes, for `alloc` to materialize against a space of the
  * caller's choosing.
  */
 export interface Undef<D extends DType = DType> {
+  /** Type-only: Undefs come from `Undef(...)`, never from object literals. */
+  readonly [undefBrand]: true;
   /** The element type. */
   readonly dtype: D;
   /** The shape, row-major; frozen. */
@@ -23,6 +29,7 @@ export interface Undef<D extends DType = DType> {
 
 class UndefImpl<D extends DType> implements Undef<D> {
   declare readonly [undefKey]: true;
+  declare readonly [undefBrand]: true;
   constructor(
     readonly dtype: D,
     readonly dims: readonly number[],
@@ -36,6 +43,8 @@ class UndefImpl<D extends DType> implements Undef<D> {
 }
 
 Object.defineProperty(UndefImpl.prototype, undefKey, { value: true });
+// Messages name values by their class ("got an Undef"): name it as users know it.
+Object.defineProperty(UndefImpl, 'name', { value: 'Undef' });
 
 function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
   const bytes = byteLength(dtype, dims);
@@ -81,6 +90,12 @@ export function Undef(first: unknown, ...rest: unknown[]): Undef {
   }
   if (isArray(first)) {
     const shape = shapeOf(first);
+    if (rest.length > 1) {
+      throw new InvalidArgumentError(
+        `Undef(x, ...) takes at most one more argument, a dtype or a dims array, got ${rest.length}. ` +
+          "Write Undef(x, 'float32') or Undef(x, [2, 3]); to change both, write Undef('float32', [2, 3]).",
+      );
+    }
     const override = rest[0];
     if (rest.length === 0 || override === undefined) return make(shape.dtype, shape.dims);
     if (typeof override === 'string') return make(override as DType, shape.dims);

@@ -1,0 +1,506 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  alloc,
+  checkSpec,
+  type DType,
+  dtypeInfo,
+  dtypes,
+  FrameClosedError,
+  type HostArray,
+  hostArray,
+  InvalidArgumentError,
+  InvalidShapeError,
+  InvalidSpecError,
+  isArray,
+  isPlainObject,
+  isUndef,
+  materialize,
+  NoAmbientSpaceError,
+  NotASpaceError,
+  type PolError,
+  rollbackKey,
+  Similar,
+  type Space,
+  type Spec,
+  scratchspace,
+  Undef,
+  UnknownDTypeError,
+  withspace,
+} from './index.js';
+import { countingSpace, InjectedFailure, transactionalSpace } from './test-support/fixtures.js';
+
+const host = Similar(new Float32Array(0));
+
+/** Call alloc with arguments its types would refuse: the bad inputs under test. */
+const untypedAlloc = alloc as unknown as (...args: unknown[]) => unknown;
+
+describe('alloc(space, ...), the explicit forms', () => {
+  it('an Undef', () => {
+    const space = countingSpace();
+    const a = alloc(space, Undef('int32', [2, 3]));
+    expect(a.dtype).toBe('int32');
+    expect(a.dims).toEqual([2, 3]);
+    expect(a.data).toBeInstanceOf(Int32Array);
+    expect(a.data.length).toBe(6);
+    expect(space.calls).toEqual([{ dtype: 'int32', dims: [2, 3] }]);
+  });
+
+  it('a dtype and a dims array', () => {
+    const a = alloc(host, 'float64', [4, 2]);
+    expect(a.dtype).toBe('float64');
+    expect(a.dims).toEqual([4, 2]);
+    expect(a.data).toBeInstanceOf(Float64Array);
+    expect(a.data.length).toBe(8);
+  });
+
+  it('a dtype and rest dims', () => {
+    const space = countingSpace();
+    const a = alloc(space, 'uint16', 2, 3, 4);
+    expect(a.dims).toEqual([2, 3, 4]);
+    expect(a.data).toBeInstanceOf(Uint16Array);
+    expect(alloc(space, 'int8', 7).dims).toEqual([7]);
+    expect(space.calls.map((c) => c.dims)).toEqual([[2, 3, 4], [7]]);
+  });
+
+  it('a dtype alone: a scalar, dims [] and one element', () => {
+    const a = alloc(host, 'float32');
+    expect(a.dims).toEqual([]);
+    expect(a.data.length).toBe(1);
+    expect(alloc(host, 'float32', []).data.length).toBe(1);
+  });
+
+  it('zero-element arrays', () => {
+    expect(alloc(host, 'float32', 0).data.length).toBe(0);
+    expect(alloc(host, 'int64', [3, 0]).data).toEqual(new BigInt64Array(0));
+    expect(alloc(host, Undef('uint8', 0, 9)).dims).toEqual([0, 9]);
+  });
+
+  it('a spec: name for name, nested, with arrays passed through untouched', () => {
+    const space = countingSpace();
+    const mine = new Float32Array(3);
+    const theirs = hostArray(new Int8Array(4), [2, 2]);
+    const out = alloc(space, {
+      w: Undef('float32', 3, 3),
+      b: Undef('float32', 3),
+      y: mine,
+      layers: { first: { k: Undef('int16', 2) }, h: theirs },
+      empty: {},
+    });
+    expect(out.w.dims).toEqual([3, 3]);
+    expect(out.w.data).toBeInstanceOf(Float32Array);
+    expect(out.b.dims).toEqual([3]);
+    expect(out.y).toBe(mine);
+    expect(out.layers.h).toBe(theirs);
+    expect(out.layers.first.k.dtype).toBe('int16');
+    expect(out.empty).toEqual({});
+    expect(Object.keys(out)).toEqual(['w', 'b', 'y', 'layers', 'empty']);
+    expect(space.calls).toEqual([
+      { dtype: 'float32', dims: [3, 3] },
+      { dtype: 'float32', dims: [3] },
+      { dtype: 'int16', dims: [2] },
+    ]);
+  });
+
+  it('a spec result is a fresh object, never the spec itself', () => {
+    const spec = { a: Undef('int8', 1), group: { b: Undef('int8', 1) } };
+    const out = alloc(host, spec);
+    expect(out).not.toBe(spec);
+    expect(out.group).not.toBe(spec.group);
+    expect(isUndef(spec.a)).toBe(true);
+  });
+
+  it('a spec that reuses one sub-spec (no cycle) materializes each use apart', () => {
+    const shared = { k: Undef('float32', 2) };
+    const out = alloc(host, { a: shared, b: shared });
+    expect(out.a.k).not.toBe(out.b.k);
+  });
+
+  it('accepts a null-prototype spec', () => {
+    const spec = Object.assign(Object.create(null) as Record<string, Undef>, { a: Undef('int8', 2) });
+    const out = alloc(host, spec as Spec) as Record<string, HostArray>;
+    expect(out.a?.dims).toEqual([2]);
+  });
+});
+
+describe('alloc(...), the ambient forms', () => {
+  it('forwards every form to the ambient space', () => {
+    const space = countingSpace();
+    const mine = new Int32Array(2);
+    withspace(space, () => {
+      expect(alloc(Undef('float32', 2)).dims).toEqual([2]);
+      expect(alloc('float64', [3, 1]).dims).toEqual([3, 1]);
+      expect(alloc('int8', 4, 5).dims).toEqual([4, 5]);
+      expect(alloc('uint32', 6).dims).toEqual([6]);
+      expect(alloc('int16').dims).toEqual([]);
+      const out = alloc({ a: Undef('uint8', 1), nested: { b: Undef('uint8', 2) }, mine });
+      expect(out.nested.b.dims).toEqual([2]);
+      expect(out.mine).toBe(mine);
+    });
+    expect(space.calls).toEqual([
+      { dtype: 'float32', dims: [2] },
+      { dtype: 'float64', dims: [3, 1] },
+      { dtype: 'int8', dims: [4, 5] },
+      { dtype: 'uint32', dims: [6] },
+      { dtype: 'int16', dims: [] },
+      { dtype: 'uint8', dims: [1] },
+      { dtype: 'uint8', dims: [2] },
+    ]);
+  });
+
+  it('throws NoAmbientSpaceError for every form when nothing is bound', () => {
+    expect(() => alloc(Undef('float32', 2))).toThrow(NoAmbientSpaceError);
+    expect(() => alloc('float32', [2])).toThrow(NoAmbientSpaceError);
+    expect(() => alloc('float32', 2, 2)).toThrow(NoAmbientSpaceError);
+    expect(() => alloc('float32')).toThrow(NoAmbientSpaceError);
+    expect(() => alloc({ a: Undef('float32', 2) })).toThrow(NoAmbientSpaceError);
+  });
+});
+
+describe('alloc bad input', () => {
+  it('refuses a first argument that is not a space (nor an ambient form) with NotASpaceError', () => {
+    for (const bad of [{}, 42, null, undefined, new Float32Array(2), hostArray(new Float32Array(2)), [1, 2]]) {
+      expect(() => untypedAlloc(bad, 'float32', 3)).toThrow(NotASpaceError);
+    }
+    expect(() => untypedAlloc()).toThrow(NotASpaceError);
+    expect(() => untypedAlloc({}, Undef('int8', 1))).toThrow(
+      /alloc needs a space, got a plain object\. Pass an Arena, a Frame, or Similar\(x\)/,
+    );
+    try {
+      untypedAlloc(42, 'float32', 3);
+      expect.unreachable();
+    } catch (error) {
+      expect((error as PolError).code).toBe('POL_NOT_A_SPACE');
+      expect((error as PolError).name).toBe('NotASpaceError');
+    }
+  });
+
+  it('refuses what is neither an Undef, a dtype, nor a spec with InvalidArgumentError, allocating nothing', () => {
+    const space = countingSpace();
+    expect(() => untypedAlloc(space)).toThrow(InvalidArgumentError);
+    expect(() => untypedAlloc(space, 42)).toThrow(InvalidArgumentError);
+    expect(() => untypedAlloc(space, new Map())).toThrow(InvalidArgumentError);
+    expect(() => untypedAlloc(space, Undef('int8', 1), 3)).toThrow(/got an Undef followed by more arguments/);
+    expect(() => untypedAlloc(space, { a: Undef('int8', 1) }, 3)).toThrow(InvalidArgumentError);
+    expect(() => untypedAlloc(space, 42)).toThrow(
+      /Write alloc\(space, 'float32', \[3, 4\]\), alloc\(space, Undef\(x\)\) or alloc\(space, \{ y: Undef\(x\) \}\)/,
+    );
+    expect(space.calls).toEqual([]);
+  });
+
+  it('refuses an unknown dtype with UnknownDTypeError, allocating nothing', () => {
+    const space = countingSpace();
+    expect(() => alloc(space, 'complex64' as DType, 2)).toThrow(UnknownDTypeError);
+    expect(() => alloc(space, 'complex64' as DType, [2])).toThrow(/Unknown dtype 'complex64'/);
+    expect(() => withspace(space, () => alloc('complex64' as DType))).toThrow(UnknownDTypeError);
+    expect(space.calls).toEqual([]);
+  });
+
+  it('refuses bad dims with InvalidShapeError, allocating nothing', () => {
+    const space = countingSpace();
+    for (const dims of [[-1], [1.5], [Number.NaN], [Number.POSITIVE_INFINITY], [2 ** 30, 2 ** 30]]) {
+      expect(() => alloc(space, 'float32', dims)).toThrow(InvalidShapeError);
+      expect(() => alloc(space, 'float32', ...dims)).toThrow(InvalidShapeError);
+    }
+    expect(() => untypedAlloc(space, 'float32', [2], 3)).toThrow(InvalidShapeError);
+    expect(() => untypedAlloc(space, 'float32', '3')).toThrow(/dims\[0\] is '3'/);
+    expect(space.calls).toEqual([]);
+  });
+
+  it('refuses a spec with a bad value at layers.w: InvalidSpecError naming the path, nothing allocated', () => {
+    const space = countingSpace();
+    const spec = { a: Undef('float32', 2), layers: { v: Undef('int8', 1), w: 5, z: Undef('int8', 1) } };
+    try {
+      alloc(space, spec as unknown as Spec);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidSpecError);
+      expect((error as InvalidSpecError).path).toBe('layers.w');
+      expect((error as InvalidSpecError).code).toBe('POL_INVALID_SPEC');
+      expect((error as InvalidSpecError).message).toMatch(
+        /^Cannot materialize: layers\.w is 5, but a spec value must be an Undef, an array, or a nested spec\. Describe arrays with Undef\(dtype, dims\)/,
+      );
+    }
+    expect(space.calls).toEqual([]);
+  });
+
+  it.each([
+    ['a number', 5, /w is 5/],
+    ['a string', 'float32', /w is 'float32'/],
+    ['null', null, /w is null/],
+    ['undefined', undefined, /w is undefined/],
+    ['a plain JS array', [1, 2], /w is an array of length 2/],
+    ['a class instance', new Map(), /w is a Map/],
+    ['a function', () => 0, /w is function/],
+    ['an Undef look-alike', { dtype: 'float32', dims: [2] }, /w\.dtype is 'float32'/],
+    ['a Uint8ClampedArray', new Uint8ClampedArray(1), /w is a Uint8ClampedArray/],
+  ])('refuses %s as a spec value', (_what, bad, message) => {
+    const space = countingSpace();
+    const spec = { first: Undef('int8', 1), w: bad };
+    expect(() => alloc(space, spec as unknown as Spec)).toThrow(InvalidSpecError);
+    expect(() => alloc(space, spec as unknown as Spec)).toThrow(message);
+    expect(() => withspace(space, () => alloc(spec as unknown as Spec))).toThrow(InvalidSpecError);
+    expect(space.calls).toEqual([]);
+  });
+
+  it('refuses a self-referencing spec, allocating nothing', () => {
+    const space = countingSpace();
+    const inner: Record<string, unknown> = { k: Undef('int8', 1) };
+    const spec: Record<string, unknown> = { a: Undef('int8', 1), inner };
+    inner.back = spec;
+    try {
+      alloc(space, spec as Spec);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidSpecError);
+      expect((error as InvalidSpecError).path).toBe('inner.back');
+      expect((error as InvalidSpecError).message).toMatch(/the spec refers back to itself at inner\.back/);
+    }
+    const selfish: Record<string, unknown> = { a: Undef('int8', 1) };
+    selfish.me = selfish;
+    expect(() => alloc(space, selfish as Spec)).toThrow(/refers back to itself at me/);
+    expect(space.calls).toEqual([]);
+  });
+
+  it('rolls back a spec that fails part-way on a space with savepoint/rollback', () => {
+    const space = transactionalSpace();
+    const kept = alloc(space, 'float32', 1);
+    space.failAt(3);
+    expect(() =>
+      alloc(space, { a: Undef('int8', 1), g: { b: Undef('int8', 2), c: Undef('int8', 3) }, d: Undef('int8', 4) }),
+    ).toThrow(InjectedFailure);
+    expect(space.live).toEqual([kept]);
+    expect(space.rollbacks).toEqual([1]);
+    // and the space works afterwards
+    alloc(space, { a: Undef('int8', 1) });
+    expect(space.live).toHaveLength(2);
+  });
+
+  it('keeps the allocation error when the rollback fails too, with the rollback error attached', () => {
+    const space = transactionalSpace();
+    const rollbackError = new Error('rollback failed');
+    const failing: Space<'host'> = {
+      ...space,
+      alloc: space.alloc,
+      [rollbackKey]: () => {
+        throw rollbackError;
+      },
+    };
+    space.failAt(2);
+    try {
+      alloc(failing, { a: Undef('int8', 1), b: Undef('int8', 1) });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InjectedFailure);
+      expect((error as { suppressed?: unknown }).suppressed).toBe(rollbackError);
+    }
+  });
+
+  it('a failure on a space without savepoints propagates as is', () => {
+    const failure = new InjectedFailure('device lost');
+    let calls = 0;
+    const space: Space<'host'> = {
+      ...countingSpace(),
+      alloc: (dtype, dims) => {
+        calls++;
+        if (calls === 2) throw failure;
+        return host.alloc(dtype, dims);
+      },
+    };
+    expect(() => alloc(space, { a: Undef('int8', 1), b: Undef('int8', 1) })).toThrow(failure);
+  });
+});
+
+describe('materialize, checkSpec, isPlainObject', () => {
+  it('materialize is alloc of a spec', () => {
+    const mine = new Float32Array(1);
+    const out = materialize(host, { y: Undef('float32', 2), mine });
+    expect(out.y.dims).toEqual([2]);
+    expect(out.mine).toBe(mine);
+  });
+
+  it('materialize refuses a non-spec at the top with an empty path', () => {
+    const space = countingSpace();
+    try {
+      materialize(space, [Undef('int8', 1)] as unknown as Spec);
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidSpecError);
+      expect((error as InvalidSpecError).path).toBe('');
+      expect((error as InvalidSpecError).message).toMatch(
+        /a spec must be a plain object of Undefs, arrays and nested specs, got an array of length 1/,
+      );
+    }
+    expect(space.calls).toEqual([]);
+  });
+
+  it('checkSpec answers undefined for a good spec, and the first bad path otherwise', () => {
+    expect(checkSpec({ a: Undef('int8', 1), b: { c: new Float32Array(1) }, d: {} })).toBeUndefined();
+    expect(checkSpec({ a: { b: { c: 'x' } }, d: 1 })).toEqual({
+      path: 'a.b.c',
+      message: "a.b.c is 'x', but a spec value must be an Undef, an array, or a nested spec",
+    });
+    expect(checkSpec(5)?.path).toBe('');
+    expect(checkSpec(null)?.path).toBe('');
+  });
+
+  it('isPlainObject is true for object literals and null-prototype objects only', () => {
+    expect(isPlainObject({})).toBe(true);
+    expect(isPlainObject(Object.create(null))).toBe(true);
+    for (const x of [[], new Map(), new Float32Array(1), Undef('int8', 1), null, undefined, 'x', 1, () => {}]) {
+      expect(isPlainObject(x)).toBe(false);
+    }
+    class Thing {}
+    expect(isPlainObject(new Thing())).toBe(false);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Property tests: random nested specs.
+// ---------------------------------------------------------------------------------------------
+
+const keyArb = fc.stringMatching(/^[a-y][a-z0-9]{0,3}$/);
+const undefArb = fc
+  .record({ dtype: fc.constantFrom(...dtypes), dims: fc.array(fc.nat({ max: 4 }), { maxLength: 3 }) })
+  .map(({ dtype, dims }) => Undef(dtype, dims));
+const arrayArb = fc.oneof(
+  fc.nat({ max: 4 }).map((n) => new Float32Array(n)),
+  fc.nat({ max: 4 }).map((n) => hostArray(new Int16Array(n * 2), [n, 2])),
+  fc.nat({ max: 4 }).map((n) => new BigUint64Array(n)),
+);
+const { spec: specArb } = fc.letrec<{ spec: Record<string, unknown>; value: unknown }>((tie) => ({
+  spec: fc.dictionary(keyArb, tie('value'), { maxKeys: 4 }),
+  value: fc.oneof({ depthSize: 'small' }, undefArb, arrayArb, tie('spec')),
+}));
+
+/** Check that `out` is `spec` materialized: same keys, fresh arrays for Undefs, identical pass-throughs. */
+function expectMaterialized(spec: Record<string, unknown>, out: unknown, fresh: Set<unknown>): void {
+  expect(isPlainObject(out)).toBe(true);
+  const result = out as Record<string, unknown>;
+  expect(Object.keys(result)).toEqual(Object.keys(spec));
+  for (const key of Object.keys(spec)) {
+    const value = spec[key];
+    const got = result[key];
+    if (isUndef(value)) {
+      const array = got as HostArray;
+      expect(isArray(array)).toBe(true);
+      expect(array.dtype).toBe(value.dtype);
+      expect(array.dims).toEqual(value.dims);
+      expect(array.data).toBeInstanceOf(dtypeInfo(value.dtype).TypedArray);
+      expect(array.data.length).toBe(value.length);
+      expect(fresh.has(array)).toBe(false);
+      fresh.add(array);
+    } else if (isArray(value)) {
+      expect(got).toBe(value);
+    } else {
+      expect(got).not.toBe(value);
+      expectMaterialized(value as Record<string, unknown>, got, fresh);
+    }
+  }
+}
+
+function countUndefs(spec: Record<string, unknown>): number {
+  let n = 0;
+  for (const value of Object.values(spec)) {
+    if (isUndef(value)) n++;
+    else if (!isArray(value)) n += countUndefs(value as Record<string, unknown>);
+  }
+  return n;
+}
+
+function countContainers(spec: Record<string, unknown>): number {
+  let n = 1;
+  for (const value of Object.values(spec)) if (isPlainObject(value)) n += countContainers(value);
+  return n;
+}
+
+type Bad = { readonly kind: 'value'; readonly value: unknown } | { readonly kind: 'cycle' };
+
+/** A copy of `spec` with one bad value put into its `index`-th container (depth first), and that value's path. */
+function withBad(spec: Record<string, unknown>, index: number, replace: boolean, bad: Bad): { spec: Spec; path: string } {
+  let counter = 0;
+  let path = '';
+  const ancestors: Record<string, unknown>[] = [];
+  const copy = (from: Record<string, unknown>, prefix: string): Record<string, unknown> => {
+    const mine = counter++;
+    const to: Record<string, unknown> = {};
+    ancestors.push(to);
+    for (const key of Object.keys(from)) {
+      const value = from[key];
+      to[key] = isPlainObject(value) ? copy(value, prefix === '' ? key : `${prefix}.${key}`) : value;
+    }
+    if (mine === index) {
+      const keys = Object.keys(to);
+      const key = replace && keys[0] !== undefined ? keys[0] : 'zz';
+      to[key] = bad.kind === 'cycle' ? ancestors[0] : bad.value;
+      path = prefix === '' ? key : `${prefix}.${key}`;
+    }
+    ancestors.pop();
+    return to;
+  };
+  return { spec: copy(spec, '') as Spec, path };
+}
+
+const badArb: fc.Arbitrary<Bad> = fc.oneof(
+  fc
+    .constantFrom<unknown>(5, 'float32', null, undefined, true, [1, 2], new Map(), new Uint8ClampedArray(1), Symbol('s'), 3n)
+    .map((value) => ({ kind: 'value', value }) as const),
+  fc.constant({ kind: 'cycle' } as const),
+);
+
+describe('alloc properties', () => {
+  it('property: a random nested spec materializes to the same structure, Undefs replaced, arrays passed through', () => {
+    fc.assert(
+      fc.property(specArb, (spec) => {
+        const space = countingSpace();
+        const out = alloc(space, spec as Spec);
+        expectMaterialized(spec, out, new Set());
+        expect(space.calls).toHaveLength(countUndefs(spec));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: a random spec with one bad value inserted allocates nothing and reports its path', () => {
+    fc.assert(
+      fc.property(specArb, fc.nat(), fc.boolean(), badArb, (good, pick, replace, bad) => {
+        const { spec, path } = withBad(good, pick % countContainers(good), replace, bad);
+        const space = countingSpace();
+        let caught: unknown;
+        try {
+          alloc(space, spec);
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).toBeInstanceOf(InvalidSpecError);
+        expect((caught as InvalidSpecError).path).toBe(path);
+        expect((caught as InvalidSpecError).message).toContain(path);
+        expect(space.calls).toEqual([]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: a spec failing at a random allocation on a transactional space leaves it unchanged', () => {
+    fc.assert(
+      fc.property(specArb, fc.nat(), (spec, pick) => {
+        const total = countUndefs(spec);
+        fc.pre(total > 0);
+        const space = transactionalSpace();
+        alloc(space, 'int8', 1);
+        space.failAt((pick % total) + 1);
+        expect(() => alloc(space, spec as Spec)).toThrow(InjectedFailure);
+        expect(space.live).toHaveLength(1);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('materializing into a closed frame', () => {
+  it('refuses even an empty spec with FrameClosedError', () => {
+    const frame = scratchspace(Similar(new Float32Array(1)));
+    frame.close();
+    expect(() => alloc(frame, {})).toThrow(FrameClosedError);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import {
+  type AmbientStore,
+  ambientIsAsync,
+  ambientspace,
+  Similar,
+  type Space,
+  setAmbientStore,
+  syncStore,
+  withspace,
+} from './index.js';
+
+const host = Similar(new Float32Array(0));
+
+describe('ambient types', () => {
+  it('withspace returns what the callback returns', () => {
+    expectTypeOf(withspace(host, () => 1)).toEqualTypeOf<number>();
+    expectTypeOf(withspace(host, async () => 'a')).toEqualTypeOf<Promise<string>>();
+    // @ts-expect-error the first argument is a space
+    withspace({}, () => 1);
+    // @ts-expect-error the callback takes no arguments
+    withspace(host, (x: number) => x);
+  });
+
+  it('ambientspace answers a space', () => {
+    expectTypeOf(ambientspace()).toEqualTypeOf<Space>();
+    expectTypeOf(ambientspace(host)).toExtend<Space>();
+    // @ts-expect-error the fallback is a space
+    ambientspace(3);
+  });
+
+  it('stores', () => {
+    expectTypeOf(syncStore()).toEqualTypeOf<AmbientStore>();
+    expectTypeOf(setAmbientStore).returns.toEqualTypeOf<AmbientStore>();
+    expectTypeOf(ambientIsAsync()).toEqualTypeOf<boolean>();
+  });
+});

@@ -1,0 +1,446 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  type AmbientStore,
+  AsyncScopeUnsupportedError,
+  alloc,
+  ambientIsAsync,
+  ambientspace,
+  contextStore,
+  InvalidArgumentError,
+  isFrame,
+  NoAmbientSpaceError,
+  NotASpaceError,
+  openFrameKey,
+  type PolError,
+  Similar,
+  type Space,
+  scopeFrame,
+  scratchspace,
+  setAmbientStore,
+  spaceKey,
+  syncStore,
+  withspace,
+} from './index.js';
+import { countingSpace, deferred, macrotask, nodeContextStore, unhandledRejectionsDuring } from './test-support/fixtures.js';
+
+const fallback = Similar(new Float32Array(0));
+
+/** The ambient space, or undefined when none is bound (without throwing). */
+function bound(): Space | undefined {
+  const sentinel = countingSpace();
+  const space = ambientspace(sentinel);
+  return space === sentinel ? undefined : space;
+}
+
+describe('ambientspace', () => {
+  it('throws NoAmbientSpaceError when nothing is bound, saying how to bind one', () => {
+    expect(() => ambientspace()).toThrow(NoAmbientSpaceError);
+    expect(() => ambientspace()).toThrow(/Wrap the call in withspace\(space, \(\) => \.\.\.\)/);
+    expect(() => ambientspace()).toThrow(/use ambientspace\(fallback\) to name a default/);
+    try {
+      ambientspace();
+      expect.unreachable();
+    } catch (error) {
+      expect((error as PolError).code).toBe('POL_NO_AMBIENT_SPACE');
+      expect((error as PolError).name).toBe('NoAmbientSpaceError');
+    }
+  });
+
+  it('returns the fallback when nothing is bound, and the bound space when one is', () => {
+    const space = countingSpace();
+    expect(ambientspace(fallback)).toBe(fallback);
+    withspace(space, () => {
+      expect(ambientspace(fallback)).toBe(space);
+      expect(ambientspace()).toBe(space);
+    });
+  });
+
+  it('refuses a fallback that is not a space with NotASpaceError, bound or not', () => {
+    expect(() => ambientspace({} as Space)).toThrow(NotASpaceError);
+    expect(() => ambientspace(undefined as unknown as Space)).toThrow(/ambientspace\(fallback\) needs a space, got undefined/);
+    const space = countingSpace();
+    withspace(space, () => {
+      expect(() => ambientspace(new Float32Array(1) as unknown as Space)).toThrow(NotASpaceError);
+      expect(ambientspace()).toBe(space);
+    });
+  });
+});
+
+describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
+  it('the default store follows async callbacks', () => {
+    expect(ambientIsAsync()).toBe(true);
+  });
+
+  it('binds the space for the callback’s extent and returns what it returns', () => {
+    const space = countingSpace();
+    expect(bound()).toBeUndefined();
+    const result = withspace(space, () => {
+      expect(ambientspace()).toBe(space);
+      return 42;
+    });
+    expect(result).toBe(42);
+    expect(bound()).toBeUndefined();
+  });
+
+  it('restores the outer binding after a throw', () => {
+    const outer = countingSpace();
+    const inner = countingSpace();
+    withspace(outer, () => {
+      expect(() =>
+        withspace(inner, () => {
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(ambientspace()).toBe(outer);
+    });
+    expect(bound()).toBeUndefined();
+  });
+
+  it('nests: the innermost binding wins and the outer one comes back', () => {
+    const a = countingSpace();
+    const b = countingSpace();
+    withspace(a, () => {
+      withspace(b, () => {
+        expect(ambientspace()).toBe(b);
+      });
+      expect(ambientspace()).toBe(a);
+    });
+  });
+
+  it('the ambient spellings use the bound space', () => {
+    const space = countingSpace();
+    withspace(space, () => {
+      alloc('float32', 2);
+      alloc('int8', [3]);
+    });
+    expect(space.calls).toEqual([
+      { dtype: 'float32', dims: [2] },
+      { dtype: 'int8', dims: [3] },
+    ]);
+  });
+
+  it('keeps the binding across await, and does not leak it to the caller', async () => {
+    const space = countingSpace();
+    const gate = deferred();
+    const seen: (Space | undefined)[] = [];
+    const done = withspace(space, async () => {
+      seen.push(bound());
+      await gate.promise;
+      seen.push(bound());
+      await macrotask();
+      seen.push(bound());
+      return 'result';
+    });
+    expect(bound()).toBeUndefined(); // the caller, while the callback is suspended
+    gate.resolve();
+    expect(await done).toBe('result');
+    expect(seen).toEqual([space, space, space]);
+    expect(bound()).toBeUndefined();
+  });
+
+  it('nests across await', async () => {
+    const a = countingSpace();
+    const b = countingSpace();
+    await withspace(a, async () => {
+      await withspace(b, async () => {
+        await macrotask();
+        expect(ambientspace()).toBe(b);
+      });
+      expect(ambientspace()).toBe(a);
+      await macrotask();
+      expect(ambientspace()).toBe(a);
+    });
+  });
+
+  it('gives concurrent async tasks each their own space, with interleaved awaits', async () => {
+    const a = countingSpace();
+    const b = countingSpace();
+    const gateA = deferred();
+    const gateB = deferred();
+    const log: string[] = [];
+    const name = (s: Space | undefined): string => (s === a ? 'a' : s === b ? 'b' : 'none');
+    const taskA = withspace(a, async () => {
+      log.push(`A1:${name(bound())}`);
+      await gateA.promise;
+      log.push(`A2:${name(bound())}`);
+      alloc('float32', 1);
+      await gateB.promise;
+      log.push(`A3:${name(bound())}`);
+    });
+    const taskB = withspace(b, async () => {
+      log.push(`B1:${name(bound())}`);
+      await gateB.promise;
+      log.push(`B2:${name(bound())}`);
+      alloc('int32', 2);
+      await macrotask();
+      log.push(`B3:${name(bound())}`);
+    });
+    gateA.resolve();
+    await macrotask();
+    gateB.resolve();
+    await Promise.all([taskA, taskB]);
+    // Interleaved: B suspends before A resumes, B resumes before A's last step.
+    expect(log).toEqual(['A1:a', 'B1:b', 'A2:a', 'B2:b', 'A3:a', 'B3:b']);
+    expect(a.calls).toEqual([{ dtype: 'float32', dims: [1] }]);
+    expect(b.calls).toEqual([{ dtype: 'int32', dims: [2] }]);
+  });
+
+  it('refuses a non-space with NotASpaceError, without running the callback or changing the binding', () => {
+    const outer = countingSpace();
+    let ran = false;
+    withspace(outer, () => {
+      expect(() =>
+        withspace({} as Space, () => {
+          ran = true;
+        }),
+      ).toThrow(NotASpaceError);
+      expect(() => withspace(new Float32Array(1) as unknown as Space, () => {})).toThrow(
+        /withspace needs a space, got a Float32Array/,
+      );
+      expect(ambientspace()).toBe(outer);
+    });
+    expect(ran).toBe(false);
+  });
+
+  it('refuses a callback that is not a function with InvalidArgumentError, binding unchanged', () => {
+    const space = countingSpace();
+    expect(() => withspace(space, 42 as unknown as () => void)).toThrow(InvalidArgumentError);
+    expect(() => withspace(space, undefined as unknown as () => void)).toThrow(
+      /withspace\(space, f\) needs a callback f, got undefined/,
+    );
+    expect(bound()).toBeUndefined();
+  });
+});
+
+describe('contextStore', () => {
+  it('works over a real AsyncLocalStorage', async () => {
+    const previous = setAmbientStore(nodeContextStore());
+    try {
+      const space = countingSpace();
+      await withspace(space, async () => {
+        await macrotask();
+        expect(ambientspace()).toBe(space);
+      });
+      expect(bound()).toBeUndefined();
+    } finally {
+      setAmbientStore(previous);
+    }
+  });
+
+  it('accepts the AsyncContext.Variable spelling (run + get)', () => {
+    let current: Space | undefined;
+    const variable = {
+      run<R>(value: Space, f: () => R): R {
+        const saved = current;
+        current = value;
+        try {
+          return f();
+        } finally {
+          current = saved;
+        }
+      },
+      get: () => current,
+    };
+    const store = contextStore(variable);
+    expect(store.async).toBe(true);
+    const space = countingSpace();
+    expect(store.run(space, () => store.get())).toBe(space);
+    expect(store.get()).toBeUndefined();
+  });
+
+  it('refuses an object that is not AsyncLocalStorage-like with InvalidArgumentError', () => {
+    const bad = [{}, { run: () => undefined }, { getStore: () => undefined }, null, 3];
+    for (const variable of bad) {
+      expect(() => contextStore(variable as unknown as Parameters<typeof contextStore>[0])).toThrow(InvalidArgumentError);
+    }
+    expect(() => contextStore({} as unknown as Parameters<typeof contextStore>[0])).toThrow(/new AsyncLocalStorage\(\)/);
+  });
+});
+
+describe('setAmbientStore', () => {
+  it('swaps the store and returns the previous one', () => {
+    const replacement = syncStore();
+    const previous = setAmbientStore(replacement);
+    try {
+      expect(ambientIsAsync()).toBe(false);
+    } finally {
+      expect(setAmbientStore(previous)).toBe(replacement);
+    }
+    expect(ambientIsAsync()).toBe(true);
+  });
+
+  it('refuses something that is not a store with InvalidArgumentError, keeping the store it had', () => {
+    const space = countingSpace();
+    for (const bad of [{}, { async: true, run: () => undefined }, { run: () => undefined, get: () => undefined }, null]) {
+      expect(() => setAmbientStore(bad as unknown as AmbientStore)).toThrow(InvalidArgumentError);
+    }
+    expect(() => setAmbientStore({} as AmbientStore)).toThrow(/contextStore\(new AsyncLocalStorage\(\)\) or syncStore\(\)/);
+    expect(ambientIsAsync()).toBe(true);
+    expect(withspace(space, () => ambientspace())).toBe(space);
+  });
+});
+
+describe('the fallback store (no async context): syncStore', () => {
+  let previous: AmbientStore;
+  beforeEach(() => {
+    previous = setAmbientStore(syncStore());
+  });
+  afterEach(() => {
+    setAmbientStore(previous);
+  });
+
+  it('reports that it cannot follow async callbacks', () => {
+    expect(ambientIsAsync()).toBe(false);
+    expect(syncStore().async).toBe(false);
+  });
+
+  it('binds synchronous callbacks, nests, and restores after return and throw', () => {
+    const a = countingSpace();
+    const b = countingSpace();
+    expect(bound()).toBeUndefined();
+    const result = withspace(a, () => {
+      expect(ambientspace()).toBe(a);
+      withspace(b, () => {
+        expect(ambientspace()).toBe(b);
+      });
+      expect(() =>
+        withspace(b, () => {
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(ambientspace()).toBe(a);
+      alloc('uint8', 4);
+      return 'ok';
+    });
+    expect(result).toBe('ok');
+    expect(a.calls).toEqual([{ dtype: 'uint8', dims: [4] }]);
+    expect(bound()).toBeUndefined();
+  });
+
+  it('refuses an async function before it runs, with AsyncScopeUnsupportedError saying what to do', () => {
+    const outer = countingSpace();
+    const space = countingSpace();
+    let ran = false;
+    withspace(outer, () => {
+      expect(() =>
+        withspace(space, async () => {
+          ran = true;
+        }),
+      ).toThrow(AsyncScopeUnsupportedError);
+      expect(ambientspace()).toBe(outer);
+    });
+    expect(ran).toBe(false);
+    try {
+      withspace(space, async () => {
+        ran = true;
+      });
+      expect.unreachable();
+    } catch (error) {
+      expect(error).toBeInstanceOf(AsyncScopeUnsupportedError);
+      expect((error as PolError).code).toBe('POL_ASYNC_SCOPE_UNSUPPORTED');
+      expect((error as PolError).message).toMatch(/no AsyncLocalStorage or AsyncContext/);
+      expect((error as PolError).message).toMatch(/Pass the space \(or frame\) to the async code explicitly/);
+    }
+    expect(ran).toBe(false);
+  });
+
+  it('refuses async methods and async function expressions too', () => {
+    let ran = 0;
+    const holder = {
+      async method(): Promise<void> {
+        ran++;
+      },
+    };
+    expect(() => withspace(fallback, holder.method)).toThrow(AsyncScopeUnsupportedError);
+    expect(() =>
+      withspace(fallback, async function named() {
+        ran++;
+      }),
+    ).toThrow(AsyncScopeUnsupportedError);
+    expect(ran).toBe(0);
+  });
+
+  it('refuses a plain function that returns a promise, restoring the binding (never leaked into its continuation)', async () => {
+    const outer = countingSpace();
+    const space = countingSpace();
+    const gate = deferred();
+    let inside: Space | undefined;
+    let continuation: Space | undefined | 'unset' = 'unset';
+    withspace(outer, () => {
+      expect(() =>
+        withspace(space, () => {
+          inside = bound();
+          return gate.promise.then(() => {
+            continuation = bound();
+          });
+        }),
+      ).toThrow(AsyncScopeUnsupportedError);
+      expect(ambientspace()).toBe(outer);
+    });
+    expect(bound()).toBeUndefined();
+    gate.resolve();
+    await macrotask();
+    expect(inside).toBe(space);
+    expect(continuation).toBeUndefined();
+  });
+
+  it('a refused promise that later rejects is not an unhandled rejection', async () => {
+    const seen = await unhandledRejectionsDuring(() => {
+      expect(() => withspace(fallback, () => Promise.reject(new Error('late failure')))).toThrow(AsyncScopeUnsupportedError);
+    });
+    expect(seen).toEqual([]);
+  });
+
+  it('scratchspace refuses an async callback before opening a frame or running it', () => {
+    const base = countingSpace();
+    let opened = 0;
+    const space: Space<'host'> = {
+      [spaceKey]: 'host',
+      alloc: (dtype, dims) => base.alloc(dtype, dims),
+      [openFrameKey]() {
+        opened++;
+        return scopeFrame(space);
+      },
+    };
+    let ran = false;
+    expect(() =>
+      scratchspace(space, async () => {
+        ran = true;
+      }),
+    ).toThrow(AsyncScopeUnsupportedError);
+    withspace(space, () => {
+      expect(() =>
+        scratchspace(async () => {
+          ran = true;
+        }),
+      ).toThrow(AsyncScopeUnsupportedError);
+      expect(ambientspace()).toBe(space);
+    });
+    expect(ran).toBe(false);
+    expect(opened).toBe(0);
+  });
+
+  it('scratchspace refuses a plain callback returning a promise, and closes the frame it opened', async () => {
+    let frameSeen: unknown;
+    const seen = await unhandledRejectionsDuring(() => {
+      expect(() =>
+        scratchspace(fallback, (frame) => {
+          frameSeen = frame;
+          return Promise.reject(new Error('late'));
+        }),
+      ).toThrow(AsyncScopeUnsupportedError);
+    });
+    expect(seen).toEqual([]);
+    expect(isFrame(frameSeen) && !frameSeen.isOpen).toBe(true);
+    expect(bound()).toBeUndefined();
+  });
+
+  it('syncStore works on its own: run binds, get reads, nothing outlives run', () => {
+    const store = syncStore();
+    const space = countingSpace();
+    expect(store.get()).toBeUndefined();
+    expect(store.run(space, () => store.get())).toBe(space);
+    expect(store.get()).toBeUndefined();
+    expect(() => store.run(space, async () => {})).toThrow(AsyncScopeUnsupportedError);
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AsyncScopeUnsupportedError,
+  CaptureViolation,
+  FrameClosedError,
+  InvalidArgumentError,
+  InvalidDescriptionError,
+  InvalidShapeError,
+  InvalidSpecError,
+  NoAmbientSpaceError,
+  NotAFrameError,
+  NotAnArrayError,
+  NotASpaceError,
+  PolError,
+  UnknownDTypeError,
+} from './index.js';
+
+const kinds = [
+  ['InvalidShapeError', () => new InvalidShapeError('m'), 'POL_INVALID_SHAPE'],
+  ['UnknownDTypeError', () => new UnknownDTypeError('m'), 'POL_UNKNOWN_DTYPE'],
+  ['NotASpaceError', () => new NotASpaceError('m'), 'POL_NOT_A_SPACE'],
+  ['InvalidSpecError', () => new InvalidSpecError('a.b', 'm'), 'POL_INVALID_SPEC'],
+  ['NoAmbientSpaceError', () => new NoAmbientSpaceError('m'), 'POL_NO_AMBIENT_SPACE'],
+  ['AsyncScopeUnsupportedError', () => new AsyncScopeUnsupportedError('m'), 'POL_ASYNC_SCOPE_UNSUPPORTED'],
+  ['NotAFrameError', () => new NotAFrameError('m'), 'POL_NOT_A_FRAME'],
+  ['InvalidDescriptionError', () => new InvalidDescriptionError('m'), 'POL_INVALID_DESCRIPTION'],
+  ['NotAnArrayError', () => new NotAnArrayError('m'), 'POL_NOT_AN_ARRAY'],
+  ['FrameClosedError', () => new FrameClosedError('m'), 'POL_FRAME_CLOSED'],
+  ['CaptureViolation', () => new CaptureViolation('x', 'y'), 'POL_CAPTURE_VIOLATION'],
+  ['InvalidArgumentError', () => new InvalidArgumentError('m'), 'POL_INVALID_ARGUMENT'],
+] as const;
+
+describe('error classes', () => {
+  it.each(kinds)('%s extends PolError and Error, with its own name and stable code', (name, make, code) => {
+    const error = make();
+    expect(error).toBeInstanceOf(PolError);
+    expect(error).toBeInstanceOf(Error);
+    expect(error.name).toBe(name);
+    expect(error.code).toBe(code);
+    expect(error.stack).toContain(name);
+  });
+
+  it('gives every kind a distinct code', () => {
+    const codes = kinds.map(([, make]) => make().code);
+    expect(new Set(codes).size).toBe(kinds.length);
+  });
+
+  it('keeps the message as given', () => {
+    expect(new InvalidShapeError('dims[0] is -1').message).toBe('dims[0] is -1');
+    expect(new NotASpaceError('alloc needs a space').message).toBe('alloc needs a space');
+  });
+
+  it('PolError carries a code and an optional cause', () => {
+    const cause = new Error('root');
+    const error = new PolError('POL_CUSTOM', 'wrapped', { cause });
+    expect(error.code).toBe('POL_CUSTOM');
+    expect(error.name).toBe('PolError');
+    expect(error.cause).toBe(cause);
+    expect(new PolError('POL_CUSTOM', 'plain').cause).toBeUndefined();
+  });
+
+  it('a subclass outside core gets its own name too', () => {
+    class MyBackendError extends PolError {
+      constructor() {
+        super('MY_BACKEND', 'backend failed');
+      }
+    }
+    const error = new MyBackendError();
+    expect(error.name).toBe('MyBackendError');
+    expect(error).toBeInstanceOf(PolError);
+  });
+
+  it('InvalidSpecError carries the key path', () => {
+    const error = new InvalidSpecError('layers.w', 'layers.w is 5');
+    expect(error.path).toBe('layers.w');
+    expect(error.message).toBe('layers.w is 5');
+  });
+});
+
+describe('CaptureViolation', () => {
+  const error = new CaptureViolation('A new float32[3, 4] array', 'Similar(float32[8] on gpu)');
+
+  it('names what was requested and from which space', () => {
+    expect(error.message).toMatch(/^A new float32\[3, 4\] array was requested from Similar\(float32\[8\] on gpu\)/);
+  });
+
+  it('explains why allocating under capture is wrong', () => {
+    expect(error.message).toMatch(/recording a capture/);
+    expect(error.message).toMatch(/replay/);
+  });
+
+  it('says what to do: an Arena (or a Frame on one), warm up, watermark, size the slab, capture', () => {
+    expect(error.message).toMatch(/Pass an Arena \(or a Frame on one\) instead/);
+    expect(error.message).toMatch(/Warm up eagerly, read the watermark, size the slab, then capture/);
+  });
+});
