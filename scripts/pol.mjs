@@ -96,9 +96,12 @@ function test() {
   const env = { ...process.env };
   if (existsSync(swiftshaderIcd) && env.VK_ICD_FILENAMES === undefined) env.VK_ICD_FILENAMES = swiftshaderIcd;
   log('building, type-checking, linting packages (publint, attw) and testing');
-  const status = pnpmRun(['exec', 'turbo', 'run', 'build', 'typecheck', 'lint:package', 'test', '--continue', '--output-logs=errors-only'], {
-    env,
-  });
+  const status = pnpmRun(
+    ['exec', 'turbo', 'run', 'build', 'typecheck', 'lint:package', 'test', '--continue', '--output-logs=errors-only'],
+    {
+      env,
+    },
+  );
   const lint = pnpmRun(['exec', 'biome', 'check', '.']);
 
   let passed = 0;
