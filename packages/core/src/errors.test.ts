@@ -94,3 +94,16 @@ describe('CaptureViolation', () => {
     expect(error.message).toMatch(/Warm up eagerly, read the watermark, size the slab, then capture/);
   });
 });
+
+describe('CaptureViolation with a backend explanation', () => {
+  it('uses the explanation as the whole message and keeps the code and class', () => {
+    const error = new CaptureViolation(
+      'device.createShaderModule',
+      'device "gpu0"',
+      'Creating a shader module under capture: warm up first.',
+    );
+    expect(error.message).toBe('Creating a shader module under capture: warm up first.');
+    expect(error.code).toBe('POL_CAPTURE_VIOLATION');
+    expect(error).toBeInstanceOf(PolError);
+  });
+});

@@ -131,21 +131,29 @@ export class FrameClosedError extends PolError {
  * then capture.
  */
 export class CaptureViolation extends PolError {
-  constructor(what: string, space: string) {
+  /**
+   * @param what - what was requested, such as `'A new float32[4] array'`.
+   * @param space - the space or device it was requested from.
+   * @param explanation - for a backend refusing something other than an allocation under capture
+   *   (a shader compile, a wait): the whole message, saying what was attempted, where, and what to
+   *   do instead. By default the message explains why GC allocation breaks replay.
+   */
+  constructor(what: string, space: string, explanation?: string) {
     super(
       'POL_CAPTURE_VIOLATION',
-      `${what} was requested from ${space} while its device is recording a capture. ` +
-        'Allocating does not fail here, and that is the problem: a captured graph replays its ' +
-        'commands against the exact buffers bound while it recorded, so a buffer created during ' +
-        'capture belongs to that single eager run; once its frame closes and destroys it, the first ' +
-        'replay binds a destroyed buffer and fails with an error that names nothing of yours (and a ' +
-        'buffer kept alive would be read and written by every replay behind your back). Capture and ' +
-        'the eager run both succeed, so the failure lands on replay, the one thing the capture is for. ' +
-        'Pass an Arena (or a Frame on one) instead: a carve is offset arithmetic over a slab that ' +
-        'existed before capture began, and an identical allocation sequence yields identical ' +
-        'offsets, which replay requires. Warm up eagerly, read the watermark, size the slab, then ' +
-        'capture. Reaching this error means a pass fell back to its default Similar space (or a ' +
-        'scratchspace on one) inside the captured step.',
+      explanation ??
+        `${what} was requested from ${space} while its device is recording a capture. ` +
+          'Allocating does not fail here, and that is the problem: a captured graph replays its ' +
+          'commands against the exact buffers bound while it recorded, so a buffer created during ' +
+          'capture belongs to that single eager run; once its frame closes and destroys it, the first ' +
+          'replay binds a destroyed buffer and fails with an error that names nothing of yours (and a ' +
+          'buffer kept alive would be read and written by every replay behind your back). Capture and ' +
+          'the eager run both succeed, so the failure lands on replay, the one thing the capture is for. ' +
+          'Pass an Arena (or a Frame on one) instead: a carve is offset arithmetic over a slab that ' +
+          'existed before capture began, and an identical allocation sequence yields identical ' +
+          'offsets, which replay requires. Warm up eagerly, read the watermark, size the slab, then ' +
+          'capture. Reaching this error means a pass fell back to its default Similar space (or a ' +
+          'scratchspace on one) inside the captured step.',
     );
   }
 }
