@@ -1,6 +1,6 @@
 import { type AnyTypedArray, type DType, dtypeInfo, dtypeOfTypedArray, type TypedArrayOf } from './dtype.js';
 import { InvalidShapeError, NotAnArrayError } from './errors.js';
-import { describeValue, elementCount } from './shape.js';
+import { describeValue, elementCount, frozenDims } from './shape.js';
 
 /**
  * The symbol under which an array names its {@link ArrayFamily}. Any object carrying it is an
@@ -96,7 +96,7 @@ export const hostFamily: ArrayFamily<'host'> = Object.freeze({
   kind: 'host',
   allocSimilar<D extends DType>(_exemplar: PolArray, dtype: D, dims: readonly number[]): HostArray<D> {
     const data = new (dtypeInfo(dtype).TypedArray)(elementCount(dims));
-    return new HostArrayImpl(dtype, Object.freeze(dims.slice()), data);
+    return new HostArrayImpl(dtype, frozenDims(dims), data);
   },
   describe(exemplar: PolArray): string {
     return `${exemplar.dtype}[${exemplar.dims.join(', ')}] on host`;

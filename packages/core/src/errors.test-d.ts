@@ -43,7 +43,9 @@ describe('error class types', () => {
   });
 
   it('constructors take what each kind needs', () => {
-    expectTypeOf(CaptureViolation).constructorParameters.toEqualTypeOf<[what: string, space: string]>();
+    expectTypeOf(CaptureViolation).constructorParameters.toEqualTypeOf<
+      [what: string, space: string, explanation?: string | undefined]
+    >();
     expectTypeOf(InvalidSpecError).constructorParameters.toEqualTypeOf<[path: string, message: string]>();
     expectTypeOf(new PolError('POL_X', 'message', { cause: new Error('root') })).toEqualTypeOf<PolError>();
     // @ts-expect-error a PolError needs a code and a message

@@ -66,6 +66,16 @@ export function byteLength(dtype: DType, dims: readonly number[]): number {
   return bytes;
 }
 
+/**
+ * A frozen copy of `dims`. A loop rather than `slice()`: V8 copies a frozen array (every Pol
+ * array's dims is one) through a slow path, an order of magnitude slower than this.
+ */
+export function frozenDims(dims: readonly number[]): readonly number[] {
+  const copy: number[] = [];
+  for (let i = 0; i < dims.length; i++) copy.push(dims[i] as number);
+  return Object.freeze(copy);
+}
+
 /** A short, safe rendering of any value for an error message. */
 export function describeValue(x: unknown): string {
   if (typeof x === 'string') return `'${x}'`;

@@ -1,7 +1,7 @@
 import { type AnyArray, type DTypeOf, isArray, shapeOf } from './array.js';
 import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
-import { byteLength, describeValue } from './shape.js';
+import { byteLength, describeValue, frozenDims } from './shape.js';
 
 const undefKey: unique symbol = Symbol.for('@pol/core/undef') as never;
 
@@ -27,15 +27,38 @@ export interface Undef<D extends DType = DType> {
   readonly byteLength: number;
 }
 
+// Immutable through private fields and getters rather than Object.freeze, which would cost more
+// than the rest of making an Undef (descriptions are made on every verb call).
 class UndefImpl<D extends DType> implements Undef<D> {
   declare readonly [undefKey]: true;
   declare readonly [undefBrand]: true;
-  constructor(
-    readonly dtype: D,
-    readonly dims: readonly number[],
-    readonly length: number,
-    readonly byteLength: number,
-  ) {}
+  readonly #dtype: D;
+  readonly #dims: readonly number[];
+  readonly #length: number;
+  readonly #byteLength: number;
+
+  constructor(dtype: D, dims: readonly number[], length: number, byteLength: number) {
+    this.#dtype = dtype;
+    this.#dims = dims;
+    this.#length = length;
+    this.#byteLength = byteLength;
+  }
+
+  get dtype(): D {
+    return this.#dtype;
+  }
+
+  get dims(): readonly number[] {
+    return this.#dims;
+  }
+
+  get length(): number {
+    return this.#length;
+  }
+
+  get byteLength(): number {
+    return this.#byteLength;
+  }
 
   toString(): string {
     return `Undef(${this.dtype}, [${this.dims.join(', ')}])`;
@@ -48,8 +71,9 @@ Object.defineProperty(UndefImpl, 'name', { value: 'Undef' });
 
 function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
   const bytes = byteLength(dtype, dims);
-  const frozen = Object.freeze(dims.slice());
-  return Object.freeze(new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes));
+  // An exemplar's dims are already frozen (every Pol array's are): share them instead of copying.
+  const frozen = Object.isFrozen(dims) ? dims : frozenDims(dims);
+  return new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes);
 }
 
 /**
