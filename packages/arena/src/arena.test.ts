@@ -1,0 +1,444 @@
+/// <reference types="node" />
+import { alloc, isSpace, PolError, scratchspace, spaceKey, Undef } from '@pol/core';
+import { describe, expect, test } from 'vitest';
+import {
+  Arena,
+  ArenaFullError,
+  type ArenaStorageOptions,
+  InvalidAlignmentError,
+  InvalidSlabError,
+  isArena,
+  reset,
+  type SlabStorage,
+  tryAlloc,
+} from './index.js';
+import { expectRefused, makeSlab, slabNames, snapshot } from './test-support/slabs.js';
+
+describe('new Arena(slab, options)', () => {
+  test.each(slabNames)('accepts a %s slab as a host arena', (name) => {
+    const { slab, capacity } = makeSlab(name, 4096);
+    const arena = new Arena(slab);
+    expect(isSpace(arena)).toBe(true);
+    expect(isArena(arena)).toBe(true);
+    expect(arena[spaceKey]).toBe('host');
+    expect(arena.capacity).toBe(capacity);
+    expect(arena.alignment).toBe(256);
+    expect(arena.checked).toBe(false);
+    expect(arena.slab).toBe(slab);
+    expect(arena.describe()).toMatchObject({ kind: 'host', residency: 'host', offset: 0, watermark: 0, epoch: 0, openFrames: 0 });
+    expect(arena.storage.kind).toBe('host');
+  });
+
+  const notSlabs: [string, unknown][] = [
+    ['a plain array', [1, 2, 3]],
+    ['a number', 1024],
+    ['a string', 'bytes'],
+    ['null', null],
+    ['undefined', undefined],
+    ['a plain object', { byteLength: 16 }],
+    ['a DataView', new DataView(new ArrayBuffer(16))],
+    ['a Float32Array', new Float32Array(16)],
+    ['an Int8Array', new Int8Array(16)],
+    ['a Uint8ClampedArray', new Uint8ClampedArray(16)],
+  ];
+  test.each(notSlabs)('refuses %s with InvalidSlabError naming what is accepted', (_, slab) => {
+    const error = (() => {
+      try {
+        new Arena(slab as ArrayBuffer);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(InvalidSlabError);
+    expect(error).toBeInstanceOf(PolError);
+    expect((error as PolError).code).toBe('POL_INVALID_SLAB');
+    const message = (error as Error).message;
+    expect(message).toContain('ArrayBuffer');
+    expect(message).toContain('SharedArrayBuffer');
+    expect(message).toContain('Uint8Array');
+    expect(message).toContain('WebAssembly.Memory');
+    if (ArrayBuffer.isView(slab)) expect(message).toContain('new Uint8Array(x.buffer, x.byteOffset, x.byteLength)');
+  });
+
+  test('refuses a resizable ArrayBuffer, and a Uint8Array over one', () => {
+    const resizable = new (ArrayBuffer as unknown as new (n: number, o: { maxByteLength: number }) => ArrayBuffer)(64, {
+      maxByteLength: 128,
+    });
+    expect(() => new Arena(resizable)).toThrow(InvalidSlabError);
+    expect(() => new Arena(new Uint8Array(resizable))).toThrow(/resizable/);
+  });
+
+  test('refuses a detached ArrayBuffer', () => {
+    const buffer = new ArrayBuffer(64);
+    structuredClone(buffer, { transfer: [buffer] });
+    expect(() => new Arena(buffer)).toThrow(/detached/);
+  });
+
+  test('accepts an empty slab, on which only nothing fits', () => {
+    const arena = new Arena(new ArrayBuffer(0));
+    expect(arena.alloc('float32', [0]).data.length).toBe(0);
+    expectRefused(arena, 'POL_ARENA_FULL', () => arena.alloc('uint8', [1]));
+  });
+
+  test.each([0, 3, 6, 0.5, -4, -256, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 31 + 1])(
+    'refuses alignment %s with InvalidAlignmentError',
+    (alignment) => {
+      expect(() => new Arena(new ArrayBuffer(64), { alignment })).toThrow(InvalidAlignmentError);
+      try {
+        new Arena(new ArrayBuffer(64), { alignment });
+      } catch (e) {
+        expect((e as PolError).code).toBe('POL_INVALID_ALIGNMENT');
+        expect((e as Error).message).toMatch(/power of two/);
+      }
+    },
+  );
+
+  test('refuses a non-number alignment', () => {
+    expect(() => new Arena(new ArrayBuffer(64), { alignment: '256' as unknown as number })).toThrow(InvalidAlignmentError);
+  });
+
+  test.each([1, 2, 4, 64, 4096, 2 ** 31, 2 ** 40])('accepts alignment %s', (alignment) => {
+    expect(new Arena(new ArrayBuffer(64), { alignment }).alignment).toBe(alignment);
+  });
+
+  test('refuses bad options with InvalidArgumentError', () => {
+    const slab = new ArrayBuffer(64);
+    for (const options of [null, 5, 'checked', { align: 64 }, { checked: 1 }, { storage: {} }]) {
+      try {
+        new Arena(slab, options as never);
+        expect.unreachable();
+      } catch (e) {
+        expect((e as PolError).code).toBe('POL_INVALID_ARGUMENT');
+      }
+    }
+  });
+
+  test('refuses a storage option that does not match the slab', () => {
+    const arena = new Arena(new ArrayBuffer(64));
+    const options = { storage: arena.storage } as unknown as ArenaStorageOptions<unknown, 'host'>;
+    expect(() => new Arena(new Uint8Array(8), options)).toThrow(/does not accept/);
+  });
+});
+
+describe('alloc', () => {
+  test('carves at the alignment, advancing offset and watermark', () => {
+    const slab = new ArrayBuffer(4096);
+    const arena = new Arena(slab);
+    const a = arena.alloc('float32', [2, 3]);
+    expect(a.dtype).toBe('float32');
+    expect(a.dims).toEqual([2, 3]);
+    expect(Object.isFrozen(a.dims)).toBe(true);
+    expect(a.data).toBeInstanceOf(Float32Array);
+    expect(a.data.buffer).toBe(slab);
+    expect(a.data.byteOffset).toBe(0);
+    expect(a.data.length).toBe(6);
+    expect(arena.offset).toBe(24);
+    const b = arena.alloc('int16', [5]);
+    expect(b.data.byteOffset).toBe(256);
+    expect(arena.offset).toBe(266);
+    expect(arena.watermark).toBe(266);
+  });
+
+  test('never starts below the element alignment', () => {
+    const arena = new Arena(new ArrayBuffer(256), { alignment: 1 });
+    arena.alloc('uint8', [3]);
+    const d = arena.alloc('float64', [1]);
+    expect(d.data.byteOffset).toBe(8);
+    arena.alloc('int8', [1]);
+    expect(arena.alloc('int16', [1]).data.byteOffset).toBe(18);
+  });
+
+  test('carves zero-element arrays and scalars', () => {
+    const arena = new Arena(new ArrayBuffer(1024), { alignment: 16 });
+    const empty = arena.alloc('float64', [0]);
+    expect(empty.data.length).toBe(0);
+    expect(arena.alloc('int32', [4, 0]).dims).toEqual([4, 0]);
+    const scalar = arena.alloc('float32', []);
+    expect(scalar.data.length).toBe(1);
+    expect(arena.offset).toBe(4);
+  });
+
+  test('the dims array may be reused by the caller', () => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    const dims = [2, 2];
+    const a = arena.alloc('float32', dims);
+    dims[0] = 7;
+    expect(a.dims).toEqual([2, 2]);
+  });
+
+  test('fills the slab exactly, then refuses past the end, changing nothing', () => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    arena.alloc('float32', [64]);
+    arena.alloc('float32', [192]); // 256 + 768 = 1024
+    expect(arena.offset).toBe(1024);
+    const e = expectRefused(arena, 'POL_ARENA_FULL', () => arena.alloc('uint8', [1]));
+    expect(e).toBeInstanceOf(ArenaFullError);
+  });
+
+  test('the full error says how many bytes were asked, how many are left, and the watermark', () => {
+    const arena = new Arena(new ArrayBuffer(1000));
+    arena.alloc('uint8', [300]);
+    reset(arena);
+    arena.alloc('uint8', [10]);
+    const e = expectRefused(arena, 'POL_ARENA_FULL', () => arena.alloc('float64', [100])) as ArenaFullError;
+    expect(e.requested).toBe(800 + 246);
+    expect(e.available).toBe(990);
+    expect(e.watermark).toBe(300);
+    expect(e.message).toContain('float64[100] needs 800 bytes');
+    expect(e.message).toContain('plus 246 bytes of padding');
+    expect(e.message).toContain('only 990 of 1000 bytes are left');
+    expect(e.message).toContain('watermark 300');
+    expect(e.message).toContain('tryAlloc');
+    expect(e.message).toContain('Arena(host');
+  });
+
+  test('alignment padding alone can overflow, even for zero elements', () => {
+    const arena = new Arena(new ArrayBuffer(200));
+    arena.alloc('uint8', [1]);
+    expectRefused(arena, 'POL_ARENA_FULL', () => arena.alloc('float32', [0]));
+  });
+
+  test('tryAlloc answers undefined instead of throwing when full, changing nothing', () => {
+    const arena = new Arena(new ArrayBuffer(300));
+    expect(arena.tryAlloc('float32', [64])?.data.length).toBe(64);
+    const before = snapshot(arena);
+    expect(arena.tryAlloc('float32', [64])).toBeUndefined();
+    expect(tryAlloc(arena, 'float32', [64])).toBeUndefined();
+    expect(tryAlloc(arena, 'float32', 8, 8)).toBeUndefined();
+    expect(snapshot(arena)).toEqual(before);
+    expect(tryAlloc(arena, 'float32', 2, 2)?.dims).toEqual([2, 2]);
+    expect(arena.offset).toBe(272);
+  });
+
+  test('tryAlloc still throws for mistakes other than a full arena', () => {
+    const arena = new Arena(new ArrayBuffer(512));
+    expectRefused(arena, 'POL_UNKNOWN_DTYPE', () => arena.tryAlloc('complex64' as never, [1]));
+    expectRefused(arena, 'POL_INVALID_SHAPE', () => tryAlloc(arena, 'float32', [-1]));
+    expectRefused(arena, 'POL_NOT_AN_ARENA', () => tryAlloc({} as never, 'float32', [1]));
+  });
+
+  test.each([
+    ['an unknown dtype', 'POL_UNKNOWN_DTYPE', 'float128', [1]],
+    ['a negative dim', 'POL_INVALID_SHAPE', 'float32', [-1]],
+    ['a fractional dim', 'POL_INVALID_SHAPE', 'float32', [1.5]],
+    ['a NaN dim', 'POL_INVALID_SHAPE', 'float32', [Number.NaN]],
+    ['a byte size past MAX_SAFE_INTEGER', 'POL_INVALID_SHAPE', 'float64', [2 ** 26, 2 ** 26, 2 ** 2]],
+    ['dims that are not an array', 'POL_INVALID_SHAPE', 'float32', 4],
+  ])('refuses %s, changing nothing', (_, code, dtype, dims) => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    arena.alloc('uint8', [3]);
+    expectRefused(arena, code, () => arena.alloc(dtype as 'float32', dims as number[]));
+  });
+
+  test('works through the alloc verb: dtype and dims, rest dims, an Undef, a spec', () => {
+    const arena = new Arena(new ArrayBuffer(4096), { alignment: 64 });
+    expect(alloc(arena, 'float32', 2, 3).dims).toEqual([2, 3]);
+    expect(alloc(arena, 'int32', [4]).data.byteOffset).toBe(64);
+    expect(alloc(arena, Undef('uint8', 5)).data.byteOffset).toBe(128);
+    const mine = new Float32Array(2);
+    const { w, nested, kept } = alloc(arena, {
+      w: Undef('float64', 2, 2),
+      nested: { b: Undef('float32', 3) },
+      kept: mine,
+    });
+    expect(w.data.byteOffset).toBe(192);
+    expect(nested.b.data.byteOffset).toBe(256);
+    expect(kept).toBe(mine);
+  });
+
+  test('a spec that fails part-way changes nothing: offset, watermark, epoch, frames, cache', () => {
+    const arena = new Arena(new ArrayBuffer(2048), { alignment: 256 });
+    const first = alloc(arena, 'float32', 4);
+    reset(arena);
+    const before = snapshot(arena);
+    expect(() => alloc(arena, { a: Undef('float32', 4), b: Undef('float32', 8), c: Undef('float32', 10_000) })).toThrow(
+      ArenaFullError,
+    );
+    const after = snapshot(arena);
+    // Two arrays were made and dropped (the counter is honest about it); nothing else moved.
+    expect({ ...after, arraysCreated: 0 }).toEqual({ ...before, arraysCreated: 0 });
+    expect(after.arraysCreated).toBe(before.arraysCreated + 1);
+    expect(alloc(arena, 'float32', 4)).toBe(first);
+  });
+
+  test('a failed spec restores even the cache entries it evicted', () => {
+    const arena = new Arena(new ArrayBuffer(1024), { alignment: 16 });
+    const shapes = [1, 2, 3, 4, 5, 6, 7, 8];
+    const originals = shapes.map((n) => {
+      const a = alloc(arena, 'uint8', n);
+      reset(arena);
+      return a;
+    });
+    // The ninth shape at offset 0 evicts the first; the spec then fails and rolls back.
+    expect(() => alloc(arena, { a: Undef('uint8', 9), b: Undef('uint8', 5000) })).toThrow(ArenaFullError);
+    shapes.forEach((n, i) => {
+      expect(alloc(arena, 'uint8', n)).toBe(originals[i]);
+      reset(arena);
+    });
+  });
+});
+
+describe('identical sequences, identical offsets; a steady loop allocates once', () => {
+  function step(arena: Arena<'host'>): number[] {
+    const offsets: number[] = [];
+    const out = alloc(arena, { y: Undef('float32', 64), state: Undef('float64', 8) });
+    offsets.push(out.y.data.byteOffset, out.state.data.byteOffset);
+    scratchspace(arena, (frame) => {
+      offsets.push(alloc(frame, 'int32', 10).data.byteOffset);
+      scratchspace(frame, (inner) => {
+        offsets.push(alloc(inner, 'uint8', 3, 3).data.byteOffset, alloc(inner, 'float32', 0).data.byteOffset);
+      });
+      offsets.push(alloc(frame, 'float64', 2, 2).data.byteOffset);
+    });
+    offsets.push(alloc(arena, 'int16', 7).data.byteOffset);
+    return offsets;
+  }
+
+  test.each([1, 16, 256])('alignment %s: the same sequence yields the same offsets every pass', (alignment) => {
+    const arena = new Arena(new ArrayBuffer(1 << 16), { alignment });
+    const first = step(arena);
+    for (let pass = 0; pass < 5; pass++) {
+      reset(arena);
+      expect(step(arena)).toEqual(first);
+    }
+    const other = new Arena(new ArrayBuffer(1 << 16), { alignment });
+    expect(step(other)).toEqual(first);
+  });
+
+  test('after the first pass, every carve returns the array object of the last pass: no new objects', () => {
+    const host = new Arena(new ArrayBuffer(1 << 16));
+    let carves = 0;
+    const counting: SlabStorage<ArrayBuffer, 'host'> = {
+      ...(host.storage as SlabStorage<ArrayBuffer, 'host'>),
+      carve(slab, offset, dtype, dims) {
+        carves++;
+        return (host.storage as SlabStorage<ArrayBuffer, 'host'>).carve(slab, offset, dtype, dims);
+      },
+    };
+    const arena = new Arena(new ArrayBuffer(1 << 16), { storage: counting });
+    const seen = (): unknown[] => {
+      const arrays: unknown[] = [];
+      const out = alloc(arena, { y: Undef('float32', 64) });
+      arrays.push(out.y);
+      scratchspace(arena, (frame) => {
+        arrays.push(alloc(frame, 'int32', 10));
+        scratchspace(frame, (inner) => arrays.push(alloc(inner, 'uint8', 3, 3)));
+        arrays.push(alloc(frame, 'float64', 2, 2));
+      });
+      // A second frame reusing the same bytes with other shapes: both shapes stay cached.
+      scratchspace(arena, (frame) => arrays.push(alloc(frame, 'float32', 10)));
+      return arrays;
+    };
+    const first = seen();
+    const made = carves;
+    expect(made).toBe(first.length);
+    expect(arena.describe().arraysCreated).toBe(made);
+    for (let pass = 0; pass < 100; pass++) {
+      reset(arena);
+      const again = seen();
+      for (const [i, a] of again.entries()) expect(a).toBe(first[i]);
+    }
+    expect(carves).toBe(made);
+    expect(arena.describe().arraysCreated).toBe(made);
+  });
+
+  test('a cache hit needs the same dtype and the same dims element-wise', () => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    const a = arena.alloc('float32', [2, 3]);
+    reset(arena);
+    expect(arena.alloc('float32', [2, 3])).toBe(a);
+    reset(arena);
+    expect(arena.alloc('float32', [3, 2])).not.toBe(a);
+    reset(arena);
+    expect(arena.alloc('int32', [2, 3])).not.toBe(a);
+    reset(arena);
+    expect(arena.alloc('float32', [6])).not.toBe(a);
+    reset(arena);
+    expect(arena.alloc('float32', [2, 3])).toBe(a);
+  });
+
+  test('each offset keeps the last eight shapes; a ninth evicts the oldest', () => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    const arrays = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => {
+      const a = arena.alloc('uint8', [n]);
+      reset(arena);
+      return a;
+    });
+    expect(arena.describe().arraysCreated).toBe(9);
+    expect(arena.alloc('uint8', [9])).toBe(arrays[8]);
+    reset(arena);
+    expect(arena.alloc('uint8', [2])).toBe(arrays[1]);
+    reset(arena);
+    expect(arena.alloc('uint8', [1])).not.toBe(arrays[0]);
+  });
+
+  test('unchecked arrays hold their data in a plain property (no per-access check)', () => {
+    const a = new Arena(new ArrayBuffer(64)).alloc('float32', [2]);
+    const descriptor = Object.getOwnPropertyDescriptor(a, 'data');
+    expect(descriptor?.value).toBeInstanceOf(Float32Array);
+    expect(descriptor?.get).toBeUndefined();
+  });
+});
+
+describe('describe and toString', () => {
+  test('describe reports residency, capacity, offset, watermark, alignment, frames, checked', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 20), { alignment: 4096 });
+    arena.alloc('uint8', [8192]);
+    reset(arena);
+    arena.alloc('uint8', [10]);
+    scratchspace(arena, (frame) => {
+      alloc(frame, 'uint8', 1);
+      scratchspace(frame, () => {
+        expect(arena.describe()).toEqual({
+          kind: 'host',
+          storage: 'ArrayBuffer',
+          residency: 'host',
+          capacity: 1 << 20,
+          offset: 4097,
+          watermark: 8192,
+          alignment: 4096,
+          epoch: 1,
+          checked: false,
+          openFrames: 2,
+          frameMarks: [10, 4097],
+          arraysCreated: 3,
+        });
+        expect(String(arena)).toBe('Arena(host, 1.0 MiB, offset 4097, watermark 8192, 2 open frames)');
+      });
+    });
+    expect(arena.toString()).toBe('Arena(host, 1.0 MiB, offset 10, watermark 8192, 0 open frames)');
+  });
+
+  test('toString names the single open frame, the size unit and checked mode', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 20));
+    arena.alloc('uint8', [4096]);
+    arena.alloc('uint8', [4096]);
+    arena.reset();
+    arena.alloc('uint8', [4096]);
+    scratchspace(arena, () => {
+      expect(String(arena)).toBe('Arena(host, 1.0 MiB, offset 4096, watermark 8192, 1 open frame)');
+    });
+    expect(String(new Arena(new ArrayBuffer(512)))).toBe('Arena(host, 512 B, offset 0, watermark 0, 0 open frames)');
+    expect(String(new Arena(new ArrayBuffer(1536), { checked: true }))).toBe(
+      'Arena(host, 1.5 KiB, offset 0, watermark 0, 0 open frames, checked)',
+    );
+  });
+
+  test('large capacities print in GiB', () => {
+    class Huge {}
+    const huge: SlabStorage<Huge, 'host'> = {
+      name: 'Huge',
+      kind: 'host',
+      residency: 'device',
+      matches: (slab): slab is Huge => slab instanceof Huge,
+      byteLength: () => 3 * 2 ** 30,
+      carve: () => {
+        throw new Error('not carved in this test');
+      },
+    };
+    const arena = new Arena(new Huge(), { storage: huge });
+    expect(String(arena)).toBe('Arena(device, 3.0 GiB, offset 0, watermark 0, 0 open frames)');
+    expect(arena.describe().residency).toBe('device');
+  });
+});

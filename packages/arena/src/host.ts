@@ -1,0 +1,231 @@
+import {
+  type ArrayFamily,
+  type DType,
+  dtypeInfo,
+  elementCount,
+  familyKey,
+  type HostArray,
+  hostFamily,
+  makeHostArray,
+  type TypedArrayOf,
+} from '@pol/core';
+import { InvalidSlabError } from './errors.js';
+import type { ArrayLife, SlabStorage, WasmMemory } from './storage.js';
+
+/**
+ * The byte checked mode writes over released integer memory: 0xA5 reads as -91 (int8), 165
+ * (uint8), 0xA5A5 (int16/uint16), 0xA5A5A5A5 (int32/uint32) and so on; floats get NaN instead.
+ *
+ * @example
+ * ```ts
+ * import { Arena, POISON_BYTE } from '@pol/arena';
+ * import { alloc, scratchspace } from '@pol/core';
+ * const arena = new Arena(new ArrayBuffer(256), { checked: true });
+ * const kept = scratchspace(arena, (frame) => alloc(frame, 'uint8', 4).data); // the raw view escapes
+ * console.log(kept[0] === POISON_BYTE); // true: released bytes read as the pattern
+ * ```
+ */
+export const POISON_BYTE = 0xa5;
+
+function view<D extends DType>(buffer: ArrayBufferLike, byteOffset: number, dtype: D, dims: readonly number[]): TypedArrayOf<D> {
+  return new (dtypeInfo(dtype).TypedArray)(buffer, byteOffset, elementCount(dims));
+}
+
+function poisonBytes(buffer: ArrayBufferLike, byteOffset: number, byteLength: number, dtype: DType | undefined): void {
+  if (byteLength === 0) return;
+  const info = dtype === undefined ? undefined : dtypeInfo(dtype);
+  if (info?.float === true) {
+    (new info.TypedArray(buffer, byteOffset, byteLength / info.byteSize) as Float64Array).fill(Number.NaN);
+  } else {
+    new Uint8Array(buffer, byteOffset, byteLength).fill(POISON_BYTE);
+  }
+}
+
+/**
+ * A host array over a WebAssembly memory. `memory.grow` detaches the memory's old ArrayBuffer and
+ * every view over it, so `data` is re-derived from the current `memory.buffer` whenever that has
+ * changed: the array stays valid across grows at the cost of one identity check per access.
+ */
+class WasmHostArray<D extends DType> implements HostArray<D> {
+  declare readonly [familyKey]: ArrayFamily;
+  readonly #memory: WasmMemory;
+  readonly #byteOffset: number;
+  // Invariant: #view is a view over #buffer, and #buffer is the memory's buffer as of the last access.
+  #buffer: ArrayBufferLike;
+  #view: TypedArrayOf<D>;
+
+  constructor(
+    readonly dtype: D,
+    readonly dims: readonly number[],
+    memory: WasmMemory,
+    byteOffset: number,
+  ) {
+    this.#memory = memory;
+    this.#byteOffset = byteOffset;
+    this.#buffer = memory.buffer;
+    this.#view = view(this.#buffer, byteOffset, dtype, dims);
+  }
+
+  get data(): TypedArrayOf<D> {
+    const buffer = this.#memory.buffer;
+    if (buffer !== this.#buffer) this.#rederive(buffer);
+    return this.#view;
+  }
+
+  #rederive(buffer: ArrayBufferLike): void {
+    this.#view = view(buffer, this.#byteOffset, this.dtype, this.dims);
+    this.#buffer = buffer;
+  }
+
+  toString(): string {
+    return `HostArray(${this.dtype}[${this.dims.join(', ')}] in WebAssembly.Memory)`;
+  }
+}
+
+Object.defineProperty(WasmHostArray.prototype, familyKey, { value: hostFamily });
+Object.defineProperty(WasmHostArray, 'name', { value: 'HostArray' });
+
+/**
+ * A host array carved by a checked arena: every read of `data` first asks the carve's life, so an
+ * array whose frame closed (or whose arena was reset) throws instead of aliasing reused bytes.
+ * A different class from the unchecked arrays, so unchecked access never tests a flag.
+ */
+class CheckedHostArray<D extends DType> implements HostArray<D> {
+  declare readonly [familyKey]: ArrayFamily;
+  readonly #source: HostArray<D>;
+  readonly #life: ArrayLife;
+
+  constructor(source: HostArray<D>, life: ArrayLife) {
+    this.#source = source;
+    this.#life = life;
+  }
+
+  get dtype(): D {
+    return this.#source.dtype;
+  }
+
+  get dims(): readonly number[] {
+    return this.#source.dims;
+  }
+
+  get data(): TypedArrayOf<D> {
+    this.#life.assertAlive();
+    return this.#source.data;
+  }
+
+  toString(): string {
+    return `HostArray(${this.dtype}[${this.dims.join(', ')}], checked, ${this.#life.alive ? 'live' : 'dead'})`;
+  }
+}
+
+Object.defineProperty(CheckedHostArray.prototype, familyKey, { value: hostFamily });
+Object.defineProperty(CheckedHostArray, 'name', { value: 'HostArray' });
+
+const tagOf = (x: unknown): string => Object.prototype.toString.call(x);
+
+// A detached ArrayBuffer reads as zero bytes long, and constructing any view over it throws.
+function isDetached(buffer: ArrayBufferLike): boolean {
+  if (buffer.byteLength !== 0) return false;
+  try {
+    new Uint8Array(buffer, 0, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+function checkBuffer(buffer: ArrayBufferLike, what: string): void {
+  if ((buffer as { resizable?: unknown }).resizable === true) {
+    throw new InvalidSlabError(
+      `${what} is resizable: a resize that shrinks it would cut carved arrays short, and an arena never grows. ` +
+        'Pass a fixed-length ArrayBuffer (new ArrayBuffer(n) without maxByteLength).',
+    );
+  }
+  if (isDetached(buffer)) {
+    throw new InvalidSlabError(
+      `${what} is detached (transferred away), so it has no bytes to carve. Pass a live buffer, and do not transfer a slab while an arena uses it.`,
+    );
+  }
+}
+
+function hostCarve<D extends DType>(
+  buffer: ArrayBufferLike,
+  byteOffset: number,
+  dtype: D,
+  dims: readonly number[],
+): HostArray<D> {
+  return makeHostArray(dtype, dims, view(buffer, byteOffset, dtype, dims));
+}
+
+/** ArrayBuffer slabs: native TypedArray views. */
+export const arrayBufferStorage: SlabStorage<ArrayBuffer, 'host'> = Object.freeze({
+  name: 'ArrayBuffer',
+  kind: 'host',
+  residency: 'host',
+  matches: (slab: unknown): slab is ArrayBuffer => tagOf(slab) === '[object ArrayBuffer]',
+  byteLength: (slab: ArrayBuffer) => slab.byteLength,
+  checkSlab: (slab: ArrayBuffer) => checkBuffer(slab, 'This ArrayBuffer'),
+  carve: <D extends DType>(slab: ArrayBuffer, offset: number, dtype: D, dims: readonly number[]) =>
+    hostCarve(slab, offset, dtype, dims),
+  carveChecked: <D extends DType>(slab: ArrayBuffer, offset: number, dtype: D, dims: readonly number[], life: ArrayLife) =>
+    new CheckedHostArray(hostCarve(slab, offset, dtype, dims), life),
+  poison: (slab: ArrayBuffer, offset: number, byteLength: number, dtype?: DType) => poisonBytes(slab, offset, byteLength, dtype),
+});
+
+/** SharedArrayBuffer slabs: native TypedArray views. A growable one serves the length it had when the arena was made. */
+export const sharedArrayBufferStorage: SlabStorage<SharedArrayBuffer, 'host'> = Object.freeze({
+  name: 'SharedArrayBuffer',
+  kind: 'host',
+  residency: 'host',
+  matches: (slab: unknown): slab is SharedArrayBuffer => tagOf(slab) === '[object SharedArrayBuffer]',
+  byteLength: (slab: SharedArrayBuffer) => slab.byteLength,
+  carve: <D extends DType>(slab: SharedArrayBuffer, offset: number, dtype: D, dims: readonly number[]) =>
+    hostCarve(slab, offset, dtype, dims),
+  carveChecked: <D extends DType>(slab: SharedArrayBuffer, offset: number, dtype: D, dims: readonly number[], life: ArrayLife) =>
+    new CheckedHostArray(hostCarve(slab, offset, dtype, dims), life),
+  poison: (slab: SharedArrayBuffer, offset: number, byteLength: number, dtype?: DType) =>
+    poisonBytes(slab, offset, byteLength, dtype),
+});
+
+/**
+ * Uint8Array slabs (and Node.js Buffers, which are Uint8Arrays): views over the same buffer,
+ * starting at the slab's own `byteOffset`.
+ */
+export const uint8ArrayStorage: SlabStorage<Uint8Array, 'host'> = Object.freeze({
+  name: 'Uint8Array (or Node.js Buffer)',
+  kind: 'host',
+  residency: 'host',
+  matches: (slab: unknown): slab is Uint8Array =>
+    ArrayBuffer.isView(slab) && (slab as { [Symbol.toStringTag]?: unknown })[Symbol.toStringTag] === 'Uint8Array',
+  byteLength: (slab: Uint8Array) => slab.byteLength,
+  byteOffset: (slab: Uint8Array) => slab.byteOffset,
+  checkSlab: (slab: Uint8Array) => checkBuffer(slab.buffer, "This Uint8Array's buffer"),
+  carve: <D extends DType>(slab: Uint8Array, offset: number, dtype: D, dims: readonly number[]) =>
+    hostCarve(slab.buffer, slab.byteOffset + offset, dtype, dims),
+  carveChecked: <D extends DType>(slab: Uint8Array, offset: number, dtype: D, dims: readonly number[], life: ArrayLife) =>
+    new CheckedHostArray(hostCarve(slab.buffer, slab.byteOffset + offset, dtype, dims), life),
+  poison: (slab: Uint8Array, offset: number, byteLength: number, dtype?: DType) =>
+    poisonBytes(slab.buffer, slab.byteOffset + offset, byteLength, dtype),
+});
+
+const WasmMemoryClass = (globalThis as { WebAssembly?: { Memory?: abstract new (...args: never[]) => unknown } }).WebAssembly
+  ?.Memory;
+
+/**
+ * WebAssembly.Memory slabs: arrays whose `data` follows the memory's current buffer, so a
+ * `memory.grow` (which detaches the old one) never leaves a carved array over detached memory. The
+ * arena's capacity is the memory's size when the arena was made; growing the memory does not grow it.
+ */
+export const wasmMemoryStorage: SlabStorage<WasmMemory, 'host'> = Object.freeze({
+  name: 'WebAssembly.Memory',
+  kind: 'host',
+  residency: 'host',
+  matches: (slab: unknown): slab is WasmMemory => WasmMemoryClass !== undefined && slab instanceof WasmMemoryClass,
+  byteLength: (slab: WasmMemory) => slab.buffer.byteLength,
+  carve: <D extends DType>(slab: WasmMemory, offset: number, dtype: D, dims: readonly number[]): HostArray<D> =>
+    new WasmHostArray(dtype, dims, slab, offset),
+  carveChecked: <D extends DType>(slab: WasmMemory, offset: number, dtype: D, dims: readonly number[], life: ArrayLife) =>
+    new CheckedHostArray(new WasmHostArray(dtype, dims, slab, offset), life),
+  poison: (slab: WasmMemory, offset: number, byteLength: number, dtype?: DType) =>
+    poisonBytes(slab.buffer, offset, byteLength, dtype),
+});

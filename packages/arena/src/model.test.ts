@@ -1,0 +1,77 @@
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { type Config, type Op, outcomes, runProgram, type Shape } from './test-support/model.js';
+import { slabNames } from './test-support/slabs.js';
+
+// The default run checks 10,000 programs; POL_SOAK=1 checks 300,000, POL_SOAK=<n> checks n.
+const soak = process.env.POL_SOAK;
+const programs = soak === undefined || soak === '' || soak === '0' ? 10_000 : soak === '1' ? 300_000 : Number(soak);
+
+const shape: fc.Arbitrary<Shape> = fc.record({
+  dtype: fc.constantFrom('float32', 'float64', 'int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32'),
+  dims: fc.array(fc.integer({ min: 0, max: 6 }), { maxLength: 3 }),
+});
+
+const config: fc.Arbitrary<Config> = fc.record({
+  slab: fc.constantFrom(...slabNames),
+  base: fc.integer({ min: 0, max: 9 }),
+  capacity: fc.integer({ min: 0, max: 1536 }),
+  alignment: fc.constantFrom(1, 2, 4, 8, 16, 64, 256),
+  checked: fc.boolean(),
+  // At most six shapes, so an offset never sees more than its cache bucket holds (eight).
+  palette: fc.array(shape, { minLength: 1, maxLength: 6 }),
+});
+
+const target = fc.oneof({ weight: 4, arbitrary: fc.constant(-3) }, fc.constant(-1), fc.integer({ min: 0, max: 5 }));
+
+const op: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ kind: fc.constant('alloc'), via: target, shape: fc.nat(5), fallible: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('spec'), via: target, shapes: fc.array(fc.nat(5), { maxLength: 4 }) }) },
+  { weight: 3, arbitrary: fc.constant({ kind: 'mark' } as const) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('retract'), mark: fc.nat(9) }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'foreign' } as const) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'reset' } as const) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('open'),
+      on: target,
+      ambient: fc.oneof({ weight: 3, arbitrary: fc.constant(-3) }, fc.constant(-2), target),
+    }),
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('close'), frame: target }) },
+);
+
+describe('model-based: random programs against a reference model', () => {
+  test(
+    `${programs} programs of alloc, tryAlloc, specs, marks, retracts, resets and frames agree with the model`,
+    () => {
+      outcomes.clear();
+      fc.assert(
+        fc.property(config, fc.array(op, { minLength: 4, maxLength: 40, size: 'max' }), (c, ops) => runProgram(c, ops)),
+        { numRuns: programs },
+      );
+      // Every kind of outcome actually happened, many times over.
+      for (const outcome of [
+        'alloc',
+        'spec',
+        'retract',
+        'reset',
+        'open',
+        'open nested',
+        'close',
+        'tryAlloc undefined',
+        'refused POL_ARENA_FULL',
+        'refused POL_FRAME_ORDER',
+        'refused POL_FRAME_CLOSED',
+        'refused POL_CONTENDED',
+        'refused POL_STALE_MARK',
+        'refused POL_MARK_ABOVE_OFFSET',
+        'refused POL_FOREIGN_MARK',
+      ]) {
+        expect(outcomes.get(outcome) ?? 0, outcome).toBeGreaterThan(programs / 100);
+      }
+    },
+    soak === undefined ? undefined : 24 * 3600 * 1000,
+  );
+});

@@ -1,0 +1,417 @@
+/**
+ * A reference model of an arena, written as plainly as possible (lists and loops, no clocks or
+ * monotonic stacks), and an interpreter that runs one generated program against both the real
+ * arena and the model, checking after every operation that they agree.
+ */
+import {
+  alloc,
+  type DType,
+  dtypeInfo,
+  type Frame,
+  type HostArray,
+  scratchspace,
+  type TypedArrayOf,
+  Undef,
+  withspace,
+} from '@pol/core';
+import { expect } from 'vitest';
+import { Arena, type Mark, mark, POISON_BYTE, reset, retract, tryAlloc } from '../index.js';
+import { makeSlab, type SlabName } from './slabs.js';
+
+export interface Shape {
+  readonly dtype: DType;
+  readonly dims: readonly number[];
+}
+
+export interface Config {
+  readonly slab: SlabName;
+  readonly base: number;
+  readonly capacity: number;
+  readonly alignment: number;
+  readonly checked: boolean;
+  readonly palette: readonly Shape[];
+}
+
+/** `via`, `on`, `frame`: -3 the innermost open frame (or the arena), -1 the arena, k ≥ 0 the k-th frame ever opened. */
+export type Op =
+  | { readonly kind: 'alloc'; readonly via: number; readonly shape: number; readonly fallible: boolean }
+  | { readonly kind: 'spec'; readonly via: number; readonly shapes: readonly number[] }
+  | { readonly kind: 'mark' }
+  | { readonly kind: 'retract'; readonly mark: number }
+  | { readonly kind: 'foreign' }
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'open'; readonly on: number; readonly ambient: number }
+  | { readonly kind: 'close'; readonly frame: number };
+
+interface ModelCarve {
+  readonly id: number;
+  readonly t: number;
+  readonly start: number;
+  readonly end: number;
+  readonly dtype: DType;
+  readonly count: number;
+  readonly array: HostArray;
+  readonly captured: TypedArrayOf<DType>; // the TypedArray as first read, for poison checks
+  readonly fill: number;
+}
+
+interface ModelFrame {
+  readonly frame: Frame<'host'>;
+  readonly start: number;
+  readonly t: number;
+  open: boolean;
+}
+
+interface ModelMark {
+  readonly mark: Mark;
+  readonly offset: number;
+  readonly epoch: number;
+  readonly t: number;
+  lowest: number; // the lowest offset the arena went to since the mark was taken
+}
+
+const alignUp = (x: number, a: number) => Math.ceil(x / a) * a;
+
+// The checks run after every operation of every program, so they compare by hand and call
+// vitest's (slower, but well-reported) expect only when something is already wrong.
+function same(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (!same((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  return true;
+}
+function expectSame(actual: unknown, expected: unknown, what?: string): void {
+  if (!same(actual, expected)) expect(actual, what).toEqual(expected);
+}
+function check(condition: boolean, what: string, actual?: unknown): void {
+  if (!condition) expect.fail(`${what}${actual === undefined ? '' : ` (got ${String(actual)})`}`);
+}
+function stale(f: () => unknown): boolean {
+  try {
+    f();
+    return false;
+  } catch (error) {
+    return (error as { code?: unknown }).code === 'POL_STALE_ARRAY';
+  }
+}
+
+/** Counters over all programs, to show the generated programs exercise every outcome. */
+export const outcomes = new Map<string, number>();
+const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
+
+export function runProgram(config: Config, ops: readonly Op[]): void {
+  const { slab, base, capacity } = makeSlab(config.slab, config.capacity, config.base);
+  const arena = new Arena(slab, { alignment: config.alignment, checked: config.checked });
+  const other = new Arena(new ArrayBuffer(64));
+  const unchecked = !config.checked;
+
+  // The model.
+  let offset = 0;
+  let watermark = 0;
+  let epoch = 0;
+  let nextId = 0;
+  let arraysCreated = 0;
+  const frames: ModelFrame[] = [];
+  const stack: ModelFrame[] = [];
+  const marks: ModelMark[] = [];
+  let live: ModelCarve[] = [];
+  const dead: ModelCarve[] = [];
+  // Unchecked mode: which array object a carve of (offset, dtype, dims) must return.
+  const cache = new Map<string, HostArray>();
+  const seen = new Set<HostArray>();
+
+  const top = () => stack[stack.length - 1];
+  const resolve = (k: number): { space: Arena<'host'> | Frame<'host'>; frame: ModelFrame | undefined } => {
+    if (k === -3) {
+      const t = top();
+      return t === undefined ? { space: arena, frame: undefined } : { space: t.frame, frame: t };
+    }
+    if (k < 0 || frames.length === 0) return { space: arena, frame: undefined };
+    const f = frames[k % frames.length] as ModelFrame;
+    return { space: f.frame, frame: f };
+  };
+
+  /** Where the model places a carve at `from`, and the reason it cannot, if any. */
+  const place = (
+    from: number,
+    frame: ModelFrame | undefined,
+    shape: Shape,
+  ): { start: number; end: number; count: number } | { error: string } => {
+    if (frame !== undefined && !frame.open) return { error: 'POL_FRAME_CLOSED' };
+    if (frame === undefined ? stack.length > 0 : top() !== frame) return { error: 'POL_FRAME_ORDER' };
+    const size = dtypeInfo(shape.dtype).byteSize;
+    const n = shape.dims.reduce((a, b) => a * b, 1);
+    let start = alignUp(from, config.alignment);
+    if ((base + start) % size !== 0) start += size - ((base + start) % size);
+    const end = start + n * size;
+    if (end > capacity) return { error: 'POL_ARENA_FULL' };
+    return { start, end, count: n };
+  };
+
+  const keyOf = (start: number, shape: Shape) => `${start}|${shape.dtype}|${shape.dims.join(',')}`;
+
+  const describeModel = () => ({
+    kind: 'host',
+    residency: 'host',
+    capacity,
+    offset,
+    watermark,
+    alignment: config.alignment,
+    epoch,
+    checked: config.checked,
+    openFrames: stack.length,
+    frameMarks: stack.map((f) => f.start),
+  });
+
+  const accept = (array: HostArray, shape: Shape, start: number, end: number, n: number, from: number, t: number): void => {
+    // Alignment: at or past the arena-aligned offset by less than one element, and absolutely aligned.
+    const size = dtypeInfo(shape.dtype).byteSize;
+    const aligned = alignUp(from, config.alignment);
+    check(
+      start >= aligned && start < aligned + size,
+      'a carve starts at the aligned offset, or less than an element past it',
+      start,
+    );
+    check((base + start) % size === 0, 'a carve is absolutely aligned for its element', base + start);
+    if (base % 8 === 0)
+      check(start % Math.max(config.alignment, size) === 0, 'a carve over an aligned base is arena-aligned', start);
+    const data = array.data;
+    check(data.byteOffset === base + start, 'the view starts where the model says', data.byteOffset);
+    check(data.length === n, 'the view has prod(dims) elements', data.length);
+    check(array.dtype === shape.dtype, 'the dtype is as asked', array.dtype);
+    expectSame(array.dims, shape.dims, 'dims');
+    const key = keyOf(start, shape);
+    const cached = cache.get(key);
+    if (unchecked && cached !== undefined) {
+      check(array === cached, 'a repeated carve returns the cached array object');
+    } else {
+      check(!seen.has(array), 'a first carve (or any checked carve) is a new array object');
+      seen.add(array);
+      arraysCreated++;
+      if (unchecked) cache.set(key, array);
+    }
+    const id = nextId++;
+    const fill = (id % 100) + 1;
+    (data as Float64Array).fill(fill);
+    live.push({ id, t, start, end, dtype: shape.dtype, count: n, array, captured: data, fill });
+    offset = end;
+    watermark = Math.max(watermark, offset);
+  };
+
+  // Release everything carved after time `t`, as a retract, frame close or reset does.
+  const release = (target: number, t: number) => {
+    const dying = live.filter((c) => c.t > t);
+    live = live.filter((c) => c.t <= t);
+    offset = target;
+    for (const m of marks) m.lowest = Math.min(m.lowest, target);
+    for (const c of dying) {
+      dead.push(c);
+      if (!config.checked) continue;
+      check(
+        stale(() => c.array.data),
+        'a released checked array refuses data',
+      );
+      if (c.count === 0) continue;
+      const info = dtypeInfo(c.dtype);
+      const values = c.captured as ArrayLike<number>;
+      const poison = new info.TypedArray(1);
+      new Uint8Array(poison.buffer).fill(POISON_BYTE);
+      const expected = info.float ? Number.NaN : (poison as ArrayLike<number>)[0];
+      for (let i = 0; i < values.length; i++) check(Object.is(values[i], expected), 'released bytes are poisoned', values[i]);
+    }
+  };
+
+  const expectThrows = (code: string, f: () => unknown, spec = false) => {
+    const before = arena.describe();
+    let thrown: unknown;
+    try {
+      f();
+    } catch (error) {
+      thrown = error;
+    }
+    if ((thrown as { code?: string } | undefined)?.code !== code) expect.fail(`expected ${code}, got ${String(thrown)}`);
+    const after = arena.describe();
+    if (spec) expectSame({ ...after, arraysCreated: 0 }, { ...before, arraysCreated: 0 }, 'a refused spec changes nothing');
+    else expectSame(after, before, 'a refused operation changes nothing');
+    count(`refused ${code}`);
+  };
+
+  ops.forEach((op, t) => {
+    switch (op.kind) {
+      case 'alloc': {
+        const shape = config.palette[op.shape % config.palette.length] as Shape;
+        const { space, frame } = resolve(op.via);
+        const from = offset;
+        const at = place(from, frame, shape);
+        const run = () => (op.fallible ? tryAlloc(space, shape.dtype, shape.dims) : alloc(space, shape.dtype, shape.dims));
+        if ('error' in at) {
+          if (at.error === 'POL_ARENA_FULL' && op.fallible) {
+            const before = arena.describe();
+            check(run() === undefined, 'tryAlloc answers undefined when full');
+            expectSame(arena.describe(), before, 'a tryAlloc that answers undefined changes nothing');
+            count('tryAlloc undefined');
+          } else {
+            expectThrows(at.error, run);
+          }
+        } else {
+          const array = run() as HostArray;
+          accept(array, shape, at.start, at.end, at.count, from, t);
+          count('alloc');
+        }
+        break;
+      }
+      case 'spec': {
+        const shapes = op.shapes.map((i) => config.palette[i % config.palette.length] as Shape);
+        const { space, frame } = resolve(op.via);
+        const spec: Record<string, Undef> = {};
+        shapes.forEach((s, i) => {
+          spec[`m${i}`] = Undef(s.dtype, s.dims);
+        });
+        // Simulate all members first: the spec succeeds whole or changes nothing.
+        let from = offset;
+        // A closed frame refuses even an empty spec.
+        let failure: string | undefined = frame !== undefined && !frame.open ? 'POL_FRAME_CLOSED' : undefined;
+        const placed: { start: number; end: number; count: number; from: number }[] = [];
+        for (const s of failure === undefined ? shapes : []) {
+          const at = place(from, frame, s);
+          if ('error' in at) {
+            failure = at.error;
+            break;
+          }
+          placed.push({ ...at, from });
+          from = at.end;
+        }
+        if (failure !== undefined) {
+          expectThrows(failure, () => alloc(space, spec), true);
+          // The members carved before the failure were made (and dropped); the cache is as it was.
+          const fresh = new Set<string>();
+          placed.forEach((p, i) => {
+            const key = keyOf(p.start, shapes[i] as Shape);
+            if (config.checked || (!cache.has(key) && !fresh.has(key))) arraysCreated++;
+            fresh.add(key);
+          });
+          break;
+        }
+        const result = alloc(space, spec) as Record<string, HostArray>;
+        shapes.forEach((s, i) => {
+          const p = placed[i] as { start: number; end: number; count: number; from: number };
+          accept(result[`m${i}`] as HostArray, s, p.start, p.end, p.count, p.from, t);
+        });
+        count('spec');
+        break;
+      }
+      case 'mark': {
+        const m = mark(arena);
+        check(m.offset === offset && m.epoch === epoch, 'a mark snapshots offset and epoch');
+        marks.push({ mark: m, offset, epoch, t, lowest: offset });
+        break;
+      }
+      case 'retract': {
+        if (marks.length === 0) break;
+        const m = marks[op.mark % marks.length] as ModelMark;
+        const inner = top();
+        const error =
+          m.epoch !== epoch
+            ? 'POL_STALE_MARK'
+            : m.offset > offset
+              ? 'POL_MARK_ABOVE_OFFSET'
+              : m.lowest < m.offset
+                ? 'POL_STALE_MARK'
+                : inner !== undefined && m.t < inner.t
+                  ? 'POL_FRAME_ORDER'
+                  : undefined;
+        if (error !== undefined) {
+          expectThrows(error, () => retract(arena, m.mark));
+          break;
+        }
+        retract(arena, m.mark);
+        release(m.offset, m.t);
+        count('retract');
+        break;
+      }
+      case 'foreign':
+        expectThrows('POL_FOREIGN_MARK', () => retract(arena, mark(other)));
+        break;
+      case 'reset':
+        if (stack.length > 0) {
+          expectThrows('POL_FRAME_ORDER', () => reset(arena));
+          break;
+        }
+        reset(arena);
+        release(0, Number.NEGATIVE_INFINITY);
+        epoch++;
+        count('reset');
+        break;
+      case 'open': {
+        const { space, frame } = resolve(op.on);
+        const ambient = op.ambient === -2 ? undefined : resolve(op.ambient);
+        const run = () => (ambient === undefined ? scratchspace(space) : withspace(ambient.space, () => scratchspace(space)));
+        const inner = top();
+        const error =
+          frame !== undefined
+            ? !frame.open
+              ? 'POL_FRAME_CLOSED'
+              : inner !== frame
+                ? 'POL_CONTENDED'
+                : undefined
+            : inner !== undefined && ambient?.frame !== inner
+              ? 'POL_CONTENDED'
+              : undefined;
+        if (error !== undefined) {
+          expectThrows(error, run);
+          break;
+        }
+        const opened: ModelFrame = { frame: run(), start: offset, t, open: true };
+        frames.push(opened);
+        stack.push(opened);
+        count(inner === undefined ? 'open' : 'open nested');
+        break;
+      }
+      case 'close': {
+        if (frames.length === 0) break;
+        const f = op.frame === -3 ? top() : frames[op.frame % frames.length];
+        if (f === undefined) break;
+        if (!f.open) {
+          const before = arena.describe();
+          f.frame.close();
+          expectSame(arena.describe(), before, 'closing a closed frame changes nothing');
+          break;
+        }
+        if (top() !== f) {
+          expectThrows('POL_FRAME_ORDER', () => f.frame.close());
+          break;
+        }
+        f.frame.close();
+        f.open = false;
+        stack.pop();
+        release(f.start, f.t);
+        count('close');
+        break;
+      }
+    }
+
+    // After every operation: the arena is what the model says, and every live carve is intact.
+    expectSame(
+      arena.describe(),
+      { ...describeModel(), storage: arena.storage.name, arraysCreated },
+      'the arena agrees with the model',
+    );
+    const sorted = live.filter((c) => c.end > c.start).sort((a, b) => a.start - b.start);
+    for (let i = 1; i < sorted.length; i++) {
+      check((sorted[i - 1] as ModelCarve).end <= (sorted[i] as ModelCarve).start, 'no two live carves overlap');
+    }
+    for (const c of live) {
+      check(c.end <= offset, 'every live carve lies below the offset');
+      const data = c.array.data as ArrayLike<number>;
+      for (let i = 0; i < data.length; i++) check(data[i] === c.fill, 'a live carve keeps what was written to it', data[i]);
+    }
+    if (config.checked)
+      for (const c of dead)
+        check(
+          stale(() => c.array.data),
+          'a dead checked array stays dead',
+        );
+  });
+}
