@@ -1,0 +1,123 @@
+import type { Arena } from '@pol/arena';
+import { describe, type HostArray, outputs, type Space, Undef } from '@pol/core';
+import { expectTypeOf, describe as group, test } from 'vitest';
+import { Allocating, type Verb, type VerbOptions, type VerbResult } from './allocating.js';
+import { rmsNorm, rmsNormBackward, softmax, type softmaxInto, trainStep } from './examples/index.js';
+
+type F32 = HostArray<'float32'>;
+type F64 = HostArray<'float64'>;
+declare const arena: Arena<'host'>;
+declare const space: Space;
+declare const x: F32;
+declare const w: F32;
+declare const x64: F64;
+
+group('a verb derived from a described kernel', () => {
+  test('space-first, ambient and unscoped calls return the outputs, typed', () => {
+    expectTypeOf(softmax(arena, x)).toEqualTypeOf<{ y: F32 }>();
+    expectTypeOf(softmax(space, x)).toEqualTypeOf<{ y: F32 }>();
+    expectTypeOf(softmax(x)).toEqualTypeOf<{ y: F32 }>();
+    expectTypeOf(softmax(x).y).toEqualTypeOf<F32>();
+  });
+
+  test('options: every described name is optional and typed; the kernel options keep their types', () => {
+    expectTypeOf<VerbOptions<typeof softmaxInto>>().toEqualTypeOf<{ tmp?: F32 | undefined; y?: F32 | undefined }>();
+    softmax(x, { y: x });
+    softmax(arena, x, { tmp: x, y: undefined });
+    rmsNorm(x, w, { eps: 1e-6 });
+    rmsNorm(arena, x, w, { rstd: w, y: x });
+  });
+
+  test('checkpoints are returned beside the outputs', () => {
+    expectTypeOf(rmsNorm(arena, x, w)).toEqualTypeOf<{ y: F32; rstd: F32 }>();
+    expectTypeOf(rmsNormBackward(arena, x, x, w, w)).toEqualTypeOf<{ dx: F32; dw: F32 }>();
+    expectTypeOf(trainStep).parameter(0).not.toBeAny();
+  });
+
+  test('wrong inputs and options do not compile', () => {
+    // @ts-expect-error: a string is not an input
+    softmax('x');
+    // @ts-expect-error: a number is not an input
+    softmax(arena, 1);
+    // @ts-expect-error: the input is missing
+    softmax(arena);
+    // @ts-expect-error: a float64 array where the kernel takes float32
+    softmax(x64);
+    // @ts-expect-error: too many inputs
+    rmsNorm(x, w, x, w);
+    // @ts-expect-error: a float64 buffer for a float32 output
+    softmax(x, { y: x64 });
+    // @ts-expect-error: an option the kernel does not take
+    softmax(x, { nope: 1 });
+    // @ts-expect-error: an option of the wrong type
+    rmsNorm(x, w, { eps: 'small' });
+    // @ts-expect-error: an array where the options object goes
+    softmax(x, x);
+    // @ts-expect-error: not a function
+    Allocating(42);
+  });
+
+  test('the verb keeps its kernel, and nothing in its signature is any', () => {
+    expectTypeOf(softmax.kernel).toEqualTypeOf<typeof softmaxInto>();
+    expectTypeOf(softmax).toEqualTypeOf<Verb<typeof softmaxInto>>();
+    expectTypeOf<VerbResult<typeof softmaxInto>>().not.toBeAny();
+    expectTypeOf<VerbOptions<typeof softmaxInto>>().not.toBeAny();
+    expectTypeOf(softmax).parameters.not.toBeAny();
+  });
+});
+
+group('kernel shapes', () => {
+  test('an async kernel gives a verb returning a promise of the result', () => {
+    const slow = Allocating(describe(async (_o: { y: F32 }, _x: F32) => {}, { outputs: (x: F32) => ({ y: Undef(x) }) }));
+    expectTypeOf(slow(x)).toEqualTypeOf<Promise<{ y: F32 }>>();
+  });
+
+  test('required kernel options (nothing described to fill them) make the options argument required', () => {
+    const sgd = Allocating((_o: object, _p: F32, _g: F32, _opts: { lr: number; momentum?: F32 }) => {});
+    sgd(x, w, { lr: 0.1 });
+    // @ts-expect-error: lr is required
+    sgd(x, w);
+    // @ts-expect-error: lr is required
+    sgd(x, w, {});
+    expectTypeOf(sgd(x, w, { lr: 1 })).toEqualTypeOf<Record<never, never>>();
+  });
+
+  test('a kernel that declares no options takes only caller buffers', () => {
+    const copy = Allocating(describe((_o: { y: F32 }, _x: F32) => {}, { outputs: (x: F32) => ({ y: Undef(x) }) }));
+    copy(x, { y: x });
+    // @ts-expect-error: no such option
+    copy(x, { eps: 1 });
+  });
+
+  test('a kernel with no descriptions: empty result; options admit nothing but {}', () => {
+    const touch = Allocating((_o: object, _x: F32) => {});
+    expectTypeOf(touch(x)).toEqualTypeOf<Record<never, never>>();
+    touch(x, {});
+    // @ts-expect-error: nothing to pass
+    touch(x, { y: x });
+  });
+
+  test('a kernel described through the registries (types unknown): every buffer name becomes optional', () => {
+    const k = (_o: { y: F32 }, _x: F32, _opts: { eps: number; tmp: F32 }) => {};
+    outputs.define(k, (x: F32) => ({ y: Undef(x) }));
+    const verb = Allocating(k);
+    expectTypeOf(verb(x, { eps: 1 })).toEqualTypeOf<{ y: F32 }>();
+    verb(x, { tmp: x, eps: 1, y: x });
+    // @ts-expect-error: a scalar option stays required
+    verb(x);
+    // @ts-expect-error: still typed
+    verb(x, { eps: 'one' });
+  });
+
+  test('an optional input before the options', () => {
+    const biased = Allocating(
+      describe((_o: { y: F32 }, _x: F32, _bias?: F32, _opts?: { scale?: number }) => {}, {
+        outputs: (x: F32) => ({ y: Undef(x) }),
+      }),
+    );
+    biased(x);
+    biased(x, w);
+    biased(x, undefined, { scale: 2 });
+    biased(x, w, { scale: 2, y: x });
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * `@pol/verbs/examples`: real kernels written to Pol's convention and made functional with
+ * `Allocating`: the quick start's softmax, RMS norm forward and backward (a checkpoint and
+ * shadows), and a two-layer perceptron trained with SGD through `Shadows`. Host arrays,
+ * row-major, float32.
+ *
+ * @packageDocumentation
+ */
+
+export {
+  blobs,
+  initMlp,
+  type Layer,
+  linear,
+  linearBackward,
+  linearBackwardInto,
+  linearInto,
+  type Mlp,
+  relu,
+  reluBackward,
+  reluBackwardInto,
+  reluInto,
+  softmaxCrossEntropy,
+  softmaxCrossEntropyBackward,
+  softmaxCrossEntropyBackwardInto,
+  softmaxCrossEntropyInto,
+  train,
+  trainStep,
+  trainStepInto,
+} from './mlp.js';
+export { normal, seededRandom } from './random.js';
+export { rmsNorm, rmsNormBackward, rmsNormBackwardInto, rmsNormInto } from './rmsnorm.js';
+export { softmax, softmaxInto } from './softmax.js';
+export { type F32, type I32, rowsOf } from './types.js';

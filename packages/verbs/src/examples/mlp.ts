@@ -1,0 +1,436 @@
+import { alloc, describe, type Space, scratchspace, Undef } from '@pol/core';
+import { Allocating } from '../allocating.js';
+import { Shadows, shadowSpec, walkShadows, zeroShadows } from '../shadows.js';
+import { normal, seededRandom } from './random.js';
+import { type F32, type I32, rowsOf } from './types.js';
+
+/**
+ * One dense layer's parameters: `w` is `[inputs, outputs]`, `b` is `[outputs]`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import type { Layer } from '@pol/verbs/examples';
+ * const layer: Layer = { w: hostArray(new Float32Array(6), [2, 3]), b: hostArray(new Float32Array(3)) };
+ * ```
+ */
+export interface Layer {
+  w: F32;
+  b: F32;
+}
+
+/**
+ * A two-layer perceptron's parameters.
+ *
+ * @example
+ * ```ts
+ * import { Similar } from '@pol/core';
+ * import { initMlp, seededRandom, type Mlp } from '@pol/verbs/examples';
+ * const params: Mlp = initMlp(Similar(new Float32Array(0)), seededRandom(1), 2, 4, 3);
+ * ```
+ */
+export interface Mlp {
+  layer1: Layer;
+  layer2: Layer;
+}
+
+/**
+ * A dense layer, into `out.y`: `y = x · w + b` for `x` of dims `[batch, inputs]` (matmul, then bias).
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { linear } from '@pol/verbs/examples';
+ * const layer = { w: hostArray(Float32Array.from([1, 0, 0, 1]), [2, 2]), b: hostArray(Float32Array.from([1, 1])) };
+ * const { y } = linear(layer, hostArray(Float32Array.from([2, 3]), [1, 2])); // [[3, 4]]
+ * ```
+ */
+export const linearInto = describe(
+  function linearInto(out: { y: F32 }, layer: Layer, x: F32): void {
+    const { rows: batch, cols: inputs } = rowsOf(x);
+    const outputs = layer.b.data.length;
+    const xs = x.data;
+    const ws = layer.w.data;
+    const bs = layer.b.data;
+    const ys = out.y.data;
+    for (let r = 0; r < batch; r++) {
+      for (let o = 0; o < outputs; o++) ys[r * outputs + o] = bs[o] ?? 0;
+      for (let i = 0; i < inputs; i++) {
+        const v = xs[r * inputs + i] ?? 0;
+        if (v === 0) continue;
+        for (let o = 0; o < outputs; o++) ys[r * outputs + o] = (ys[r * outputs + o] ?? 0) + v * (ws[i * outputs + o] ?? 0);
+      }
+    }
+  },
+  {
+    outputs: (layer: Layer, x: F32) => ({ y: Undef('float32', [rowsOf(x).rows, layer.b.data.length]) }),
+  },
+);
+
+/**
+ * The backward pass of {@link linearInto}: from `dy = ∂L/∂y`, write the input's gradient `dx`
+ * (an intermediate, overwritten) and accumulate the layer's gradients into `dlayer` (shadows of
+ * the layer: zeroed when the verb materializes them, accumulated into when you pass your own).
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { linearBackward } from '@pol/verbs/examples';
+ * const layer = { w: hostArray(new Float32Array(4), [2, 2]), b: hostArray(new Float32Array(2)) };
+ * const x = hostArray(Float32Array.from([1, 2]), [1, 2]);
+ * const { dx, dlayer } = linearBackward(layer, x, hostArray(Float32Array.from([1, 1]), [1, 2]));
+ * ```
+ */
+export const linearBackwardInto = describe(
+  function linearBackwardInto(grads: { dx: F32; dlayer: Layer }, layer: Layer, x: F32, dy: F32): void {
+    const { rows: batch, cols: inputs } = rowsOf(x);
+    const outputs = layer.b.data.length;
+    const xs = x.data;
+    const ws = layer.w.data;
+    const dys = dy.data;
+    const dxs = grads.dx.data;
+    const dws = grads.dlayer.w.data;
+    const dbs = grads.dlayer.b.data;
+    for (let r = 0; r < batch; r++) {
+      for (let o = 0; o < outputs; o++) dbs[o] = (dbs[o] ?? 0) + (dys[r * outputs + o] ?? 0);
+      for (let i = 0; i < inputs; i++) {
+        const v = xs[r * inputs + i] ?? 0;
+        let sum = 0;
+        for (let o = 0; o < outputs; o++) {
+          const g = dys[r * outputs + o] ?? 0;
+          sum += g * (ws[i * outputs + o] ?? 0);
+          dws[i * outputs + o] = (dws[i * outputs + o] ?? 0) + v * g;
+        }
+        dxs[r * inputs + i] = sum;
+      }
+    }
+  },
+  {
+    outputs: (layer: Layer, x: F32) => ({ dx: Undef(x), dlayer: shadowSpec(layer) }),
+  },
+);
+
+/**
+ * The rectifier, into `out.y`: `y = max(x, 0)`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { relu } from '@pol/verbs/examples';
+ * const { y } = relu(hostArray(Float32Array.from([-1, 2]))); // [0, 2]
+ * ```
+ */
+export const reluInto = describe(
+  function reluInto(out: { y: F32 }, x: F32): void {
+    const xs = x.data;
+    const ys = out.y.data;
+    for (let i = 0; i < xs.length; i++) ys[i] = Math.max(xs[i] ?? 0, 0);
+  },
+  { outputs: (x: F32) => ({ y: Undef(x) }) },
+);
+
+/**
+ * The backward pass of {@link reluInto}: `dx = dy` where the forward input `x` was positive, else 0.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { reluBackward } from '@pol/verbs/examples';
+ * const { dx } = reluBackward(hostArray(Float32Array.from([-1, 2])), hostArray(Float32Array.from([5, 5]))); // [0, 5]
+ * ```
+ */
+export const reluBackwardInto = describe(
+  function reluBackwardInto(grads: { dx: F32 }, x: F32, dy: F32): void {
+    const xs = x.data;
+    const dys = dy.data;
+    const dxs = grads.dx.data;
+    for (let i = 0; i < xs.length; i++) dxs[i] = (xs[i] ?? 0) > 0 ? (dys[i] ?? 0) : 0;
+  },
+  { outputs: (x: F32) => ({ dx: Undef(x) }) },
+);
+
+/**
+ * Softmax cross-entropy, into `out.loss` (a one-element array, the mean over the batch), for
+ * `logits` of dims `[batch, classes]` and integer `labels` of dims `[batch]`. It saves the
+ * softmax `probs` as a checkpoint for {@link softmaxCrossEntropyBackwardInto}.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { softmaxCrossEntropy } from '@pol/verbs/examples';
+ * const logits = hostArray(Float32Array.from([0, 0]), [1, 2]);
+ * const { loss, probs } = softmaxCrossEntropy(logits, hostArray(Int32Array.from([1]))); // loss ≈ ln 2
+ * ```
+ */
+export const softmaxCrossEntropyInto = describe(
+  function softmaxCrossEntropyInto(out: { loss: F32 }, logits: F32, labels: I32, options: { probs: F32 }): void {
+    const { rows: batch, cols: classes } = rowsOf(logits);
+    const zs = logits.data;
+    const ps = options.probs.data;
+    let total = 0;
+    for (let r = 0; r < batch; r++) {
+      const base = r * classes;
+      let max = Number.NEGATIVE_INFINITY;
+      for (let c = 0; c < classes; c++) max = Math.max(max, zs[base + c] ?? 0);
+      let sum = 0;
+      for (let c = 0; c < classes; c++) sum += Math.exp((zs[base + c] ?? 0) - max);
+      for (let c = 0; c < classes; c++) ps[base + c] = Math.exp((zs[base + c] ?? 0) - max) / sum;
+      const label = labels.data[r] ?? 0;
+      total -= (zs[base + label] ?? 0) - max - Math.log(sum);
+    }
+    out.loss.data[0] = total / batch;
+  },
+  {
+    outputs: () => ({ loss: Undef('float32', [1]) }),
+    checkpoints: (logits: F32) => ({ probs: Undef(logits) }),
+  },
+);
+
+/**
+ * The backward pass of {@link softmaxCrossEntropyInto}: `dlogits = (probs − onehot(labels)) / batch`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { softmaxCrossEntropyBackward } from '@pol/verbs/examples';
+ * const probs = hostArray(Float32Array.from([0.5, 0.5]), [1, 2]);
+ * const { dlogits } = softmaxCrossEntropyBackward(probs, hostArray(Int32Array.from([1]))); // [0.5, -0.5]
+ * ```
+ */
+export const softmaxCrossEntropyBackwardInto = describe(
+  function softmaxCrossEntropyBackwardInto(grads: { dlogits: F32 }, probs: F32, labels: I32): void {
+    const { rows: batch, cols: classes } = rowsOf(probs);
+    const ps = probs.data;
+    const ds = grads.dlogits.data;
+    for (let r = 0; r < batch; r++) {
+      const label = labels.data[r] ?? 0;
+      for (let c = 0; c < classes; c++) {
+        const i = r * classes + c;
+        ds[i] = ((ps[i] ?? 0) - (c === label ? 1 : 0)) / batch;
+      }
+    }
+  },
+  { outputs: (probs: F32) => ({ dlogits: Undef(probs) }) },
+);
+
+/**
+ * The functional form of {@link linearInto}: `const { y } = linear(space, layer, x)`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { linear } from '@pol/verbs/examples';
+ * const layer = { w: hostArray(Float32Array.from([1, 2]), [1, 2]), b: hostArray(Float32Array.from([0, 1])) };
+ * const { y } = linear(layer, hostArray(Float32Array.from([3]), [1, 1])); // [[3, 7]]
+ * ```
+ */
+export const linear = Allocating(linearInto);
+/**
+ * The functional form of {@link linearBackwardInto}: `const { dx, dlayer } = linearBackward(space, layer, x, dy, { dlayer? })`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { Shadows } from '@pol/verbs';
+ * import { linearBackward } from '@pol/verbs/examples';
+ * const layer = { w: hostArray(new Float32Array(2), [1, 2]), b: hostArray(new Float32Array(2)) };
+ * const dlayer = Shadows(layer); // accumulate into your own shadows
+ * linearBackward(layer, hostArray(Float32Array.from([3]), [1, 1]), hostArray(Float32Array.from([1, 1]), [1, 2]), { dlayer });
+ * ```
+ */
+export const linearBackward = Allocating(linearBackwardInto);
+/**
+ * The functional form of {@link reluInto}: `const { y } = relu(space, x)`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { relu } from '@pol/verbs/examples';
+ * const { y } = relu(hostArray(Float32Array.from([-2, 3]))); // [0, 3]
+ * ```
+ */
+export const relu = Allocating(reluInto);
+/**
+ * The functional form of {@link reluBackwardInto}: `const { dx } = reluBackward(space, x, dy)`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { reluBackward } from '@pol/verbs/examples';
+ * const { dx } = reluBackward(hostArray(Float32Array.from([1, -1])), hostArray(Float32Array.from([2, 2]))); // [2, 0]
+ * ```
+ */
+export const reluBackward = Allocating(reluBackwardInto);
+/**
+ * The functional form of {@link softmaxCrossEntropyInto}: `const { loss, probs } = softmaxCrossEntropy(space, logits, labels)`: the loss output and the probs checkpoint.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { softmaxCrossEntropy } from '@pol/verbs/examples';
+ * const { loss, probs } = softmaxCrossEntropy(hostArray(Float32Array.from([2, 0]), [1, 2]), hostArray(Int32Array.from([0])));
+ * ```
+ */
+export const softmaxCrossEntropy = Allocating(softmaxCrossEntropyInto);
+/**
+ * The functional form of {@link softmaxCrossEntropyBackwardInto}: `const { dlogits } = softmaxCrossEntropyBackward(space, probs, labels)`.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { softmaxCrossEntropy, softmaxCrossEntropyBackward } from '@pol/verbs/examples';
+ * const labels = hostArray(Int32Array.from([0]));
+ * const { probs } = softmaxCrossEntropy(hostArray(Float32Array.from([2, 0]), [1, 2]), labels);
+ * const { dlogits } = softmaxCrossEntropyBackward(probs, labels);
+ * ```
+ */
+export const softmaxCrossEntropyBackward = Allocating(softmaxCrossEntropyBackwardInto);
+
+/**
+ * One training step of a two-layer perceptron, into `out.loss` (the batch's loss before the
+ * update): forward (dense, ReLU, dense, softmax cross-entropy), backward into the shadows
+ * `grads` (zeroed first), then plain SGD through `walkShadows`. Every verb inside runs against the
+ * ambient space, which the step's own verb binds to its frame: every activation and intermediate
+ * gradient is scratch of the step and dies with it, and the loss goes straight into the step's
+ * output (passed as the inner verb's own buffer).
+ *
+ * @example
+ * ```ts
+ * import { Similar } from '@pol/core';
+ * import { Shadows } from '@pol/verbs';
+ * import { blobs, initMlp, seededRandom, trainStep } from '@pol/verbs/examples';
+ * const random = seededRandom(7);
+ * const space = Similar(new Float32Array(0));
+ * const { x, labels } = blobs(space, random, 30, 3);
+ * const params = initMlp(space, random, 2, 16, 3);
+ * const grads = Shadows(space, params);
+ * const { loss } = trainStep(space, params, grads, x, labels, { lr: 0.5 });
+ * ```
+ */
+export const trainStepInto = describe(
+  function trainStepInto(out: { loss: F32 }, params: Mlp, grads: Mlp, x: F32, labels: I32, options: { lr: number }): void {
+    // Forward.
+    const h = linear(params.layer1, x).y;
+    const a = relu(h).y;
+    const logits = linear(params.layer2, a).y;
+    const { probs } = softmaxCrossEntropy(logits, labels, { loss: out.loss });
+    // Backward, accumulating into the caller's shadows.
+    zeroShadows(grads);
+    const { dlogits } = softmaxCrossEntropyBackward(probs, labels);
+    const da = linearBackward(params.layer2, a, dlogits, { dlayer: grads.layer2 }).dx;
+    const dh = reluBackward(h, da).dx;
+    linearBackward(params.layer1, x, dh, { dlayer: grads.layer1 });
+    // SGD through the shadows.
+    const lr = options.lr;
+    walkShadows(params, grads, (p, g) => {
+      const ps = p.data;
+      const gs = g.data;
+      for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - lr * (gs[i] ?? 0);
+    });
+  },
+  { outputs: () => ({ loss: Undef('float32', [1]) }) },
+);
+
+/**
+ * The functional form of {@link trainStepInto}: `const { loss } = trainStep(space, params, grads, x, labels, { lr })`: one SGD step; the loss output comes from `space`.
+ *
+ * @example
+ * ```ts
+ * import { Similar } from '@pol/core';
+ * import { Shadows } from '@pol/verbs';
+ * import { blobs, initMlp, seededRandom, trainStep } from '@pol/verbs/examples';
+ * const random = seededRandom(2);
+ * const space = Similar(new Float32Array(0));
+ * const { x, labels } = blobs(space, random, 10, 3);
+ * const params = initMlp(space, random, 2, 8, 3);
+ * const { loss } = trainStep(space, params, Shadows(space, params), x, labels, { lr: 0.5 });
+ * ```
+ */
+export const trainStep = Allocating(trainStepInto);
+
+/**
+ * Parameters for a two-layer perceptron `inputs → hidden → classes`, allocated from `space` and
+ * initialized from `random` (scaled normal weights, zero biases).
+ *
+ * @example
+ * ```ts
+ * import { Similar } from '@pol/core';
+ * import { initMlp, seededRandom } from '@pol/verbs/examples';
+ * const params = initMlp(Similar(new Float32Array(0)), seededRandom(1), 2, 8, 3);
+ * ```
+ */
+export function initMlp(space: Space<'host'>, random: () => number, inputs: number, hidden: number, classes: number): Mlp {
+  const params = alloc(space, {
+    layer1: { w: Undef('float32', [inputs, hidden]), b: Undef('float32', [hidden]) },
+    layer2: { w: Undef('float32', [hidden, classes]), b: Undef('float32', [classes]) },
+  });
+  const init = (layer: Layer, fanIn: number): void => {
+    const scale = Math.sqrt(2 / fanIn);
+    for (let i = 0; i < layer.w.data.length; i++) layer.w.data[i] = normal(random) * scale;
+    layer.b.data.fill(0);
+  };
+  init(params.layer1, inputs);
+  init(params.layer2, hidden);
+  return params;
+}
+
+/**
+ * A synthetic classification task: `perClass` points around each of `classes` centres on a circle of radius
+ * 1.5 in the plane, with Gaussian noise of standard deviation 0.7. `x` is `[perClass · classes, 2]`, `labels` is int32.
+ *
+ * @example
+ * ```ts
+ * import { Similar } from '@pol/core';
+ * import { blobs, seededRandom } from '@pol/verbs/examples';
+ * const { x, labels } = blobs(Similar(new Float32Array(0)), seededRandom(3), 20, 3);
+ * ```
+ */
+export function blobs(
+  space: Space<'host'>,
+  random: () => number,
+  perClass: number,
+  classes: number,
+): { readonly x: F32; readonly labels: I32 } {
+  const n = perClass * classes;
+  const { x, labels } = alloc(space, { x: Undef('float32', [n, 2]), labels: Undef('int32', [n]) });
+  for (let c = 0; c < classes; c++) {
+    const angle = (2 * Math.PI * c) / classes;
+    for (let k = 0; k < perClass; k++) {
+      const i = c * perClass + k;
+      x.data[2 * i] = 1.5 * Math.cos(angle) + 0.7 * normal(random);
+      x.data[2 * i + 1] = 1.5 * Math.sin(angle) + 0.7 * normal(random);
+      labels.data[i] = c;
+    }
+  }
+  return { x, labels };
+}
+
+/**
+ * Train the perceptron on {@link blobs} for `steps` steps from `seed`, with everything (data,
+ * parameters, shadows, every step's buffers) in `space`, and return the loss of each step. Each
+ * step runs in a frame of its own, so on an arena a steady loop reuses the same bytes.
+ *
+ * @example
+ * ```ts
+ * import { Similar } from '@pol/core';
+ * import { train } from '@pol/verbs/examples';
+ * const losses = train(Similar(new Float32Array(0)), { steps: 50 });
+ * console.log(losses[0], losses.at(-1)); // falling
+ * ```
+ */
+export function train(
+  space: Space<'host'>,
+  options: { readonly steps?: number; readonly seed?: number; readonly lr?: number; readonly hidden?: number } = {},
+): number[] {
+  const random = seededRandom(options.seed ?? 1);
+  const { x, labels } = blobs(space, random, 30, 3);
+  const params = initMlp(space, random, 2, options.hidden ?? 16, 3);
+  const grads = Shadows(space, params);
+  const losses: number[] = [];
+  const lr = options.lr ?? 0.1;
+  for (let step = 0; step < (options.steps ?? 200); step++) {
+    const loss = scratchspace(space, (frame) => trainStep(frame, params, grads, x, labels, { lr }).loss);
+    losses.push(loss.data[0] ?? Number.NaN);
+  }
+  return losses;
+}

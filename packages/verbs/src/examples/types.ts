@@ -1,0 +1,41 @@
+import type { HostArray } from '@pol/core';
+
+/**
+ * A row-major host array of 32-bit floats: what every example kernel reads and writes.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import type { F32 } from '@pol/verbs/examples';
+ * const m: F32 = hostArray(new Float32Array(6), [2, 3]);
+ * ```
+ */
+export type F32 = HostArray<'float32'>;
+
+/**
+ * A row-major host array of 32-bit integers (class labels).
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import type { I32 } from '@pol/verbs/examples';
+ * const labels: I32 = hostArray(Int32Array.from([0, 2, 1]));
+ * ```
+ */
+export type I32 = HostArray<'int32'>;
+
+/**
+ * The length of the last dim of `x` (its row length), and how many rows the other dims make.
+ *
+ * @example
+ * ```ts
+ * import { rowsOf } from '@pol/verbs/examples';
+ * rowsOf({ dims: [2, 3, 4] }); // { rows: 6, cols: 4 }
+ * ```
+ */
+export function rowsOf(x: { readonly dims: readonly number[] }): { readonly rows: number; readonly cols: number } {
+  const cols = x.dims.length === 0 ? 1 : (x.dims[x.dims.length - 1] ?? 1);
+  let rows = 1;
+  for (let i = 0; i < x.dims.length - 1; i++) rows *= x.dims[i] ?? 1;
+  return { rows, cols };
+}

@@ -1,0 +1,284 @@
+import {
+  type ArrayFamily,
+  alloc,
+  familyKey,
+  type HostArray,
+  hostArray,
+  InvalidSpecError,
+  NotASpaceError,
+  type PolArray,
+  PolError,
+  Similar,
+  type Space,
+  scratchspace,
+  spaceKey,
+  withspace,
+} from '@pol/core';
+import fc from 'fast-check';
+import { expect, describe as group, test } from 'vitest';
+import { NoSpaceError, NotAPrimalError, ShadowMismatchError, ZeroUnsupportedError } from './errors.js';
+import { Shadows, shadowSpec, walkShadows, zeroShadows } from './shadows.js';
+import { leaves, type Tree, treeArb } from './test-support/arbitraries.js';
+import { countingSpace } from './test-support/counting.js';
+
+type F32 = HostArray<'float32'>;
+const f32 = (values: number[], dims?: number[]): F32 => hostArray(Float32Array.from(values), dims);
+const params = () => ({
+  layer1: { w: f32([1, 2, 3, 4, 5, 6], [2, 3]), b: f32([1, 2, 3]) },
+  layer2: { w: f32([1, 2, 3], [3, 1]), b: f32([1]) },
+});
+const isZero = (a: HostArray) => Array.from(a.data as ArrayLike<number | bigint>).every((v) => v === 0 || v === 0n);
+
+group('Shadows', () => {
+  test('mirrors a nested structure: same names, dtypes and dims, all zero, from the given space', () => {
+    const space = countingSpace(Number.NaN);
+    const p = params();
+    const g = Shadows(space, p);
+    expect(Object.keys(g)).toEqual(['layer1', 'layer2']);
+    expect(Object.keys(g.layer1)).toEqual(['w', 'b']);
+    expect(g.layer1.w.dims).toEqual([2, 3]);
+    expect(g.layer2.w.dims).toEqual([3, 1]);
+    expect(g.layer1.w.dtype).toBe('float32');
+    for (const a of [g.layer1.w, g.layer1.b, g.layer2.w, g.layer2.b]) expect(isZero(a)).toBe(true);
+    expect(space.live).toBe(4);
+    expect(g.layer1.w).not.toBe(p.layer1.w);
+  });
+
+  test('a single array gives a single shadow', () => {
+    const g = Shadows(countingSpace(), hostArray(new Int32Array(3)));
+    expect([g.dtype, g.dims, isZero(g)]).toEqual(['int32', [3], true]);
+  });
+
+  test('a bare TypedArray primal gives a host-array shadow of its dtype and length', () => {
+    const g = Shadows(countingSpace(), new Float64Array(2));
+    expect([g.dtype, g.dims]).toEqual(['float64', [2]]);
+  });
+
+  test('ambient: from the bound space, or unscoped from Similar of the first primal', () => {
+    const space = countingSpace();
+    withspace(space, () => Shadows(params()));
+    expect(space.live).toBe(4);
+    scratchspace(space, () => {
+      Shadows({ w: f32([1]) });
+      expect(space.live).toBe(5);
+    });
+    expect(space.live).toBe(4);
+    expect(Shadows(params()).layer2.b.dims).toEqual([1]);
+  });
+
+  test('a non-array leaf is refused with its key path, before anything is allocated', () => {
+    const space = countingSpace();
+    let error: unknown;
+    try {
+      Shadows(space, { layer: { w: f32([1]), lr: 0.1 } } as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(NotAPrimalError);
+    expect(error).toBeInstanceOf(PolError);
+    expect((error as NotAPrimalError).code).toBe('POL_NOT_A_PRIMAL');
+    expect((error as NotAPrimalError).path).toBe('layer.lr');
+    expect((error as Error).message).toContain("'layer.lr' is 0.1");
+    expect(space.log).toEqual([]);
+  });
+
+  test('JS arrays, null, and cycles are not primals', () => {
+    expect(() => Shadows(countingSpace(), [f32([1])] as never)).toThrow(NotAPrimalError);
+    expect(() => Shadows(countingSpace(), { a: null } as never)).toThrow(NotAPrimalError);
+    const cyclic: Record<string, unknown> = { w: f32([1]) };
+    cyclic.self = cyclic;
+    expect(() => Shadows(countingSpace(), cyclic as never)).toThrow(/refer back/);
+  });
+
+  test('a space that is not one, and no space at all', () => {
+    expect(() => Shadows({} as never, { w: f32([1]) })).toThrow(NotASpaceError);
+    const error = (() => {
+      try {
+        Shadows({} as never);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(NoSpaceError);
+    expect((error as NoSpaceError).code).toBe('POL_NO_SPACE');
+  });
+
+  test('a space that runs out part-way rolls back: nothing left allocated', () => {
+    const space = countingSpace();
+    space.failAfter = 2;
+    expect(() => Shadows(space, params())).toThrow('counting space full');
+    expect(space.live).toBe(0);
+  });
+
+  test('arrays without host data cannot be zeroed: typed error, rolled back', () => {
+    // A family of arrays with no host data, as a GPU backend's would be.
+    const deviceFamily: ArrayFamily<'host'> = {
+      kind: 'host',
+      allocSimilar: () => {
+        throw new Error('not used');
+      },
+      describe: () => 'device',
+    };
+    let live = 0;
+    const device: Space<'host'> & { [k: symbol]: unknown } = {
+      [spaceKey]: 'host',
+      alloc(dtype, dims) {
+        live++;
+        return { dtype, dims, [familyKey]: deviceFamily } as PolArray as never;
+      },
+      [Symbol.for('@pol/core/savepoint')]: () => live,
+      [Symbol.for('@pol/core/rollback')]: (token: unknown) => {
+        live = token as number;
+      },
+    };
+    expect(() => Shadows(device, { w: f32([1]) })).toThrow(ZeroUnsupportedError);
+    expect(live).toBe(0);
+    const error = (() => {
+      try {
+        zeroShadows({ w: device.alloc('float32', [1]) } as never);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect((error as ZeroUnsupportedError).code).toBe('POL_ZERO_UNSUPPORTED');
+  });
+
+  test('property: shadows mirror any nested structure of random shapes and start at zero', () => {
+    fc.assert(
+      fc.property(treeArb, (tree) => {
+        const space = countingSpace(Number.NaN);
+        const shadows = Shadows(space, tree as never) as Tree;
+        const want = leaves(tree);
+        const got = leaves(shadows);
+        expect(got.map(([path, a]) => [path, a.dtype, a.dims])).toEqual(want.map(([path, a]) => [path, a.dtype, a.dims]));
+        for (const [, a] of got) expect(isZero(a)).toBe(true);
+        for (const [i, [, a]] of got.entries()) expect(a).not.toBe(want[i]?.[1]);
+        expect(space.live).toBe(want.length);
+      }),
+    );
+  });
+});
+
+group('shadowSpec', () => {
+  test('turns primals into a spec of Undefs with the same structure', () => {
+    const spec = shadowSpec(params());
+    expect(String(spec.layer1.w)).toBe('Undef(float32, [2, 3])');
+    expect(String(spec.layer2.b)).toBe('Undef(float32, [1])');
+  });
+
+  test('is a spec core can materialize (not zeroed there: core knows no shadows)', () => {
+    const a = alloc(Similar(new Float32Array(0)), shadowSpec({ w: f32([1, 2]) }));
+    expect(a.w.dims).toEqual([2]);
+  });
+
+  test('refuses non-array leaves with their path', () => {
+    expect(() => shadowSpec({ a: { b: 'x' } } as never)).toThrow(expect.objectContaining({ path: 'a.b' }));
+    expect(() => shadowSpec(undefined as never)).toThrow(NotAPrimalError);
+  });
+
+  test('core still refuses what is not a spec (sanity of the boundary)', () => {
+    expect(() => alloc(Similar(new Float32Array(0)), { a: 1 } as never)).toThrow(InvalidSpecError);
+  });
+});
+
+group('zeroShadows', () => {
+  test('zeroes every shadow in one call', () => {
+    const g = Shadows(params());
+    g.layer1.w.data.fill(5);
+    g.layer2.b.data.fill(5);
+    zeroShadows(g);
+    expect(isZero(g.layer1.w) && isZero(g.layer2.b)).toBe(true);
+  });
+
+  test('zeroes bigint arrays too', () => {
+    const a = hostArray(BigInt64Array.from([1n, 2n]));
+    zeroShadows(a);
+    expect(Array.from(a.data)).toEqual([0n, 0n]);
+  });
+
+  test('checks the whole structure before writing anything', () => {
+    const g = { a: f32([1]), b: 'oops' };
+    expect(() => zeroShadows(g as never)).toThrow(expect.objectContaining({ code: 'POL_NOT_A_PRIMAL', path: 'b' }));
+    expect(Array.from(g.a.data)).toEqual([1]);
+  });
+
+  test('property: zeroes every leaf of any structure', () => {
+    fc.assert(
+      fc.property(treeArb, (tree) => {
+        zeroShadows(tree as never);
+        for (const [, a] of leaves(tree)) expect(isZero(a)).toBe(true);
+      }),
+    );
+  });
+});
+
+group('walkShadows', () => {
+  test('an SGD step over parameters and their gradients', () => {
+    const p = params();
+    const g = Shadows(p);
+    g.layer1.w.data.fill(10);
+    g.layer2.b.data.fill(-10);
+    const paths: string[] = [];
+    walkShadows(p, g, (primal, shadow, path) => {
+      paths.push(path);
+      for (let i = 0; i < primal.data.length; i++) primal.data[i] = (primal.data[i] ?? 0) - 0.1 * (shadow.data[i] ?? 0);
+    });
+    expect(paths).toEqual(['layer1.w', 'layer1.b', 'layer2.w', 'layer2.b']);
+    expect(Array.from(p.layer1.w.data)).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(Array.from(p.layer2.b.data)).toEqual([2]);
+    expect(Array.from(p.layer1.b.data)).toEqual([1, 2, 3]);
+  });
+
+  test('a single pair has the empty path', () => {
+    const paths: string[] = [];
+    walkShadows(f32([1]), f32([2]), (_p, _g, path) => paths.push(path));
+    expect(paths).toEqual(['']);
+  });
+
+  const mismatch = (primals: unknown, shadows: unknown, path: string, fragment: string) => {
+    let called = 0;
+    let error: unknown;
+    try {
+      walkShadows(primals as never, shadows as never, () => called++);
+    } catch (e) {
+      error = e;
+    }
+    expect(called).toBe(0);
+    expect(error).toBeInstanceOf(ShadowMismatchError);
+    expect((error as ShadowMismatchError).code).toBe('POL_SHADOW_MISMATCH');
+    expect((error as ShadowMismatchError).path).toBe(path);
+    expect((error as Error).message).toContain(fragment);
+  };
+
+  test('refuses structures that do not pair up, before calling f at all', () => {
+    mismatch({ a: f32([1]), b: f32([1]) }, { a: f32([1]) }, 'b', "primals have 'b'");
+    mismatch({ a: f32([1]) }, { a: f32([1]), c: f32([1]) }, 'c', "shadows have 'c'");
+    mismatch({ a: f32([1]), b: f32([1]) }, { a: f32([1]), b: f32([1, 2]) }, 'b', 'float32[2]');
+    mismatch({ a: f32([1]) }, { a: hostArray(Float64Array.from([1])) }, 'a', 'float64[1]');
+    mismatch({ a: { w: f32([1]) } }, { a: f32([1]) }, 'a', 'a group { w }');
+    mismatch({ a: f32([1]) }, { a: { w: f32([1]) } }, 'a', 'its shadow is a plain object');
+  });
+
+  test('refuses primals that are not arrays or groups', () => {
+    expect(() => walkShadows({ a: 1 } as never, { a: 1 } as never, () => {})).toThrow(NotAPrimalError);
+  });
+
+  test('property: visits every pair of any structure once, in key order, with its path', () => {
+    fc.assert(
+      fc.property(treeArb, (tree) => {
+        const shadows = Shadows(countingSpace(), tree as never) as Tree;
+        const seen: [string, unknown, unknown][] = [];
+        walkShadows(tree as never, shadows as never, (p, s, path) => seen.push([path, p, s]));
+        const want = leaves(tree);
+        const got = leaves(shadows);
+        expect(seen).toEqual(want.map(([path, p], i) => [path, p, got[i]?.[1]]));
+        for (const [i, [, p, s]] of seen.entries()) {
+          expect(p).toBe(want[i]?.[1]);
+          expect(s).toBe(got[i]?.[1]);
+        }
+      }),
+    );
+  });
+});
