@@ -1,0 +1,144 @@
+/**
+ * The bind-group cache: one GPUBindGroup per (layout, [(buffer, offset, size)]). An arena that
+ * repeats its allocation sequence hands out the same ranges every step, so a steady loop finds
+ * every bind group here and creates none.
+ *
+ * @module
+ */
+
+import { describeValue, InvalidArgumentError } from '@pol/core';
+import { errorText, ownerOf } from './array.js';
+import { assertAlive, assertDevice, deviceName, knownState, noteBindGroup, stateOf } from './device.js';
+import { GpuAllocationError } from './errors.js';
+
+// A trie over the bindings: layout → (buffer → offset → size → node) per binding, in binding order.
+// A lookup walks WeakMap/Map gets only, so a hit allocates nothing.
+class Node {
+  group: GPUBindGroup | undefined;
+  device: GPUDevice | undefined;
+  next: WeakMap<GPUBuffer, Map<number, Map<number, Node>>> | undefined;
+}
+
+const roots = new WeakMap<GPUBindGroupLayout, Node>();
+
+/**
+ * The bind group of `layout` binding `bindings[i]` at binding number `i`, made once and cached:
+ * later calls with the same layout and the same (buffer, offset, size) of every binding return the
+ * same GPUBindGroup without creating anything or allocating. A GpuArray is a binding, so
+ * `bindGroup(device, layout, [x, w, y])` is the usual call. The layout's bindings must be buffers
+ * numbered 0, 1, 2, … (what a compute kernel over arrays has).
+ *
+ * The cache holds each group as long as its layout and buffers are alive (weakly otherwise); it
+ * has no size limit, which a bump arena never needs: it hands out the same ranges every step. The
+ * layout is keyed by identity; pipelines made after the device met Pol return the same object
+ * from `getBindGroupLayout(i)` on every call, so asking for it each step is fine.
+ *
+ * @throws {InvalidArgumentError} for a bad device, layout or binding (naming its index), or a
+ * binding whose buffer was released (a destroyed slab, a closed Similar frame).
+ * @throws {DeviceLostError} when the device is lost.
+ * @throws {GpuAllocationError} when `device.createBindGroup` throws.
+ * @example
+ * ```ts
+ * import { bindGroup } from '@pol/webgpu';
+ * const layout = pipeline.getBindGroupLayout(0);
+ * for (let step = 0; step < 1000; step++) {
+ *   const group = bindGroup(device, layout, [x, w, y]); // created once, then found
+ *   pass.setBindGroup(0, group);
+ * }
+ * ```
+ */
+export function bindGroup(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly GPUBufferBinding[]): GPUBindGroup {
+  let node = Array.isArray(bindings) ? roots.get(layout) : undefined;
+  for (let i = 0; node !== undefined && i < bindings.length; i++) {
+    const b = bindings[i];
+    if (typeof b !== 'object' || b === null) {
+      node = undefined;
+      break;
+    }
+    const buffer = b.buffer;
+    const owner = ownerOf(buffer);
+    if (owner?.released !== undefined) {
+      node = undefined;
+      break;
+    }
+    node = node.next
+      ?.get(buffer)
+      ?.get(b.offset ?? 0)
+      ?.get(b.size ?? -1);
+  }
+  if (node?.group !== undefined && node.device === device && knownState(device)?.lost === undefined) return node.group;
+  return miss(device, layout, bindings);
+}
+
+function miss(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly GPUBufferBinding[]): GPUBindGroup {
+  assertDevice(device, 'bindGroup(device, layout, bindings)');
+  if (typeof layout !== 'object' || layout === null) {
+    throw new InvalidArgumentError(
+      `bindGroup(device, layout, bindings) needs a GPUBindGroupLayout (pipeline.getBindGroupLayout(0), or device.createBindGroupLayout(...)), got ${describeValue(layout)}.`,
+    );
+  }
+  if (!Array.isArray(bindings)) {
+    throw new InvalidArgumentError(
+      `bindGroup(device, layout, bindings) needs an array of buffer bindings (GpuArrays, or { buffer, offset, size }), got ${describeValue(bindings)}.`,
+    );
+  }
+  for (let i = 0; i < bindings.length; i++) checkBinding(bindings[i], i);
+  const state = stateOf(device);
+  assertAlive(state, 'create a bind group');
+  const entries = bindings.map((resource, binding) => ({ binding, resource }));
+  const descriptor: GPUBindGroupDescriptor = { layout, entries, label: 'pol bind group' };
+  let group: GPUBindGroup;
+  try {
+    group = device.createBindGroup(descriptor);
+  } catch (cause) {
+    throw new GpuAllocationError(`device.createBindGroup failed on ${deviceName(device)}: ${errorText(cause)}.`, { cause });
+  }
+  noteBindGroup(group, descriptor);
+  let node = roots.get(layout);
+  if (node === undefined) {
+    node = new Node();
+    roots.set(layout, node);
+  }
+  for (const b of bindings) {
+    node.next ??= new WeakMap();
+    let offsets = node.next.get(b.buffer);
+    if (offsets === undefined) {
+      offsets = new Map();
+      node.next.set(b.buffer, offsets);
+    }
+    const offset = b.offset ?? 0;
+    let sizes = offsets.get(offset);
+    if (sizes === undefined) {
+      sizes = new Map();
+      offsets.set(offset, sizes);
+    }
+    const size = b.size ?? -1;
+    let next = sizes.get(size);
+    if (next === undefined) {
+      next = new Node();
+      sizes.set(size, next);
+    }
+    node = next;
+  }
+  node.group = group;
+  node.device = device;
+  return group;
+}
+
+function checkBinding(b: unknown, i: number): void {
+  const bad = (why: string) =>
+    new InvalidArgumentError(
+      `bindGroup: bindings[${i}] ${why}. Each binding is a GpuArray, or a GPUBufferBinding { buffer, offset?, size? }.`,
+    );
+  if (typeof b !== 'object' || b === null) throw bad(`is ${describeValue(b)}`);
+  const { buffer, offset, size } = b as { buffer?: unknown; offset?: unknown; size?: unknown };
+  if (typeof buffer !== 'object' || buffer === null) throw bad(`has no buffer (got ${describeValue(buffer)})`);
+  if (offset !== undefined && (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0)) {
+    throw bad(`has offset ${describeValue(offset)}; an offset is a non-negative whole number of bytes`);
+  }
+  if (size !== undefined && (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1)) {
+    throw bad(`has size ${describeValue(size)}; a binding size is a positive whole number of bytes`);
+  }
+  const owner = ownerOf(buffer as GPUBuffer);
+  if (owner?.released !== undefined) throw bad(`binds ${owner.name}, which is gone: ${owner.released}`);
+}

@@ -1,0 +1,175 @@
+/**
+ * Moving data between host and device: `upload` writes a TypedArray into a GpuArray, `download`
+ * reads a GpuArray back into a host array through a staging buffer.
+ *
+ * @module
+ */
+
+import {
+  type AnyTypedArray,
+  type DType,
+  describeValue,
+  dtypeInfo,
+  dtypeOfTypedArray,
+  type HostArray,
+  hostArray,
+  InvalidArgumentError,
+  InvalidShapeError,
+  isArray,
+  type TypedArrayOf,
+} from '@pol/core';
+import { assertGpuArray, assertLive, errorText, type GpuArray } from './array.js';
+import { assertAlive, type DeviceState, deviceName, MAP_MODE_READ, stateOf, Usage } from './device.js';
+import { GpuAllocationError, GpuCaptureViolation, ReadbackError } from './errors.js';
+
+/**
+ * Write `data` into the GPU array `array` (queue.writeBuffer): a TypedArray of the array's dtype,
+ * or a HostArray, with exactly `array.length` elements. The write is ordered before any work
+ * submitted after it returns.
+ *
+ * A graph replays GPU commands only, so `upload` is refused while the device records a capture:
+ * upload inputs before `capture()` (for its eager run) and before each `replay()`.
+ *
+ * @throws {InvalidArgumentError} when `array` is not a GpuArray, `data` is not a TypedArray or
+ * HostArray of the array's dtype, or the array's buffer was released.
+ * @throws {InvalidShapeError} when the element counts differ.
+ * @throws {DeviceLostError} when the device is lost.
+ * @throws {CaptureViolation} while the device records a capture.
+ * @example
+ * ```ts
+ * import { alloc } from '@pol/core';
+ * import { upload } from '@pol/webgpu';
+ * const x = alloc(arena, 'float32', [4]);
+ * upload(x, Float32Array.of(1, 2, 3, 4));
+ * ```
+ */
+export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D> | HostArray<D>): void {
+  assertGpuArray(array, 'upload(array, data)');
+  const typed = typedDataOf(data, array);
+  const state = stateOf(array.device);
+  assertAlive(state, `upload into ${String(array)}`);
+  if (state.recording !== undefined) {
+    throw new GpuCaptureViolation(
+      'upload',
+      `upload into ${String(array)} while ${deviceName(array.device)} records a capture: a host write is not a GPU command, so replays ` +
+        'would not repeat it, and it is how each replay gets its inputs. Upload inputs before capture() (for its eager run) and before each replay().',
+    );
+  }
+  assertLive(array, `upload into ${String(array)}`);
+  const bytes = array.byteLength;
+  if (bytes === 0) return;
+  const buffer = array.buffer;
+  const offset = array.offset;
+  if (bytes % 4 === 0) {
+    array.device.queue.writeBuffer(buffer, offset, typed.buffer, typed.byteOffset, bytes);
+    return;
+  }
+  // WebGPU writes whole 4-byte words; the padding bytes belong to the array's binding range.
+  const padded = new Uint8Array(array.size);
+  padded.set(new Uint8Array(typed.buffer, typed.byteOffset, bytes));
+  array.device.queue.writeBuffer(buffer, offset, padded.buffer, 0, padded.byteLength);
+}
+
+function typedDataOf(data: unknown, array: GpuArray): AnyTypedArray {
+  const typed: unknown = isArray(data) && !ArrayBuffer.isView(data) ? (data as { data?: unknown }).data : data;
+  const dtype = dtypeOfTypedArray(typed);
+  if (dtype === undefined) {
+    throw new InvalidArgumentError(
+      `upload(array, data) needs a TypedArray or HostArray of ${array.dtype}, got ${describeValue(data)}. ` +
+        `Wrap plain numbers first, e.g. ${dtypeInfo(array.dtype).TypedArray.name}.from(values).`,
+    );
+  }
+  if (dtype !== array.dtype) {
+    throw new InvalidArgumentError(
+      `upload into ${String(array)} got ${dtype} data: the dtypes must match. Convert first, e.g. ${dtypeInfo(array.dtype).TypedArray.name}.from(data).`,
+    );
+  }
+  const t = typed as AnyTypedArray;
+  if (t.length !== array.length) {
+    throw new InvalidShapeError(
+      `upload into ${String(array)} got ${t.length} elements, but the array holds ${array.length}. Pass exactly ${array.length}.`,
+    );
+  }
+  return t;
+}
+
+/**
+ * Read the GPU array `array` back to the host: copy it into a staging buffer (MAP_READ), wait for
+ * the copy, map it, and return a fresh HostArray with the array's dtype and dims. The staging
+ * buffer is destroyed whatever happens. The copy is ordered after all work submitted before the
+ * call.
+ *
+ * Refused (synchronously) while the device records a capture: a graph holds no readbacks. Read
+ * after `capture()` resolves, or after `replay()`.
+ *
+ * @throws {InvalidArgumentError} (synchronously) when `array` is not a live GpuArray.
+ * @throws {CaptureViolation} (synchronously) while the device records a capture.
+ * @throws {DeviceLostError} when the device is lost (before or during the read).
+ * @throws {GpuAllocationError} (synchronously) when the staging buffer cannot be made.
+ * @throws {ReadbackError} (as a rejection) when mapping the staging buffer fails.
+ * @example
+ * ```ts
+ * import { download } from '@pol/webgpu';
+ * const y = await download(out); // HostArray<'float32'>
+ * console.log(y.data);
+ * ```
+ */
+export function download<D extends DType>(array: GpuArray<D>): Promise<HostArray<D>> {
+  assertGpuArray(array, 'download(array)');
+  const state = stateOf(array.device);
+  assertAlive(state, `download ${String(array)}`);
+  if (state.recording !== undefined) {
+    throw new GpuCaptureViolation(
+      'download',
+      `download of ${String(array)} while ${deviceName(array.device)} records a capture: a readback waits for the GPU, and a graph ` +
+        'neither records nor waits. Read results after capture() resolves, or after replay().',
+    );
+  }
+  assertLive(array, `download ${String(array)}`);
+  const device = array.device;
+  const size = array.size;
+  let staging: GPUBuffer;
+  try {
+    staging = device.createBuffer({ size, usage: Usage.MAP_READ | Usage.COPY_DST, label: 'pol download staging' });
+  } catch (cause) {
+    throw new GpuAllocationError(
+      `device.createBuffer failed for the ${size}-byte staging buffer of download(${String(array)}) on ${deviceName(device)}: ${errorText(cause)}.`,
+      { cause },
+    );
+  }
+  try {
+    const encoder = device.createCommandEncoder({ label: 'pol download' });
+    encoder.copyBufferToBuffer(array.buffer, array.offset, staging, 0, size);
+    device.queue.submit([encoder.finish()]);
+  } catch (error) {
+    staging.destroy();
+    throw error;
+  }
+  return finishDownload(state, array, staging);
+}
+
+async function finishDownload<D extends DType>(
+  state: DeviceState,
+  array: GpuArray<D>,
+  staging: GPUBuffer,
+): Promise<HostArray<D>> {
+  try {
+    try {
+      await staging.mapAsync(MAP_MODE_READ);
+    } catch (cause) {
+      if (state.lost !== undefined) assertAlive(state, `download ${String(array)}`);
+      throw new ReadbackError(
+        `Reading ${String(array)} back failed: mapping its staging buffer was refused (${errorText(cause)}). ` +
+          'Was the device lost, or destroyed, during the read?',
+        { cause },
+      );
+    }
+    const info = dtypeInfo(array.dtype);
+    const out = new info.TypedArray(array.length);
+    new Uint8Array(out.buffer).set(new Uint8Array(staging.getMappedRange(0, array.size), 0, array.byteLength));
+    staging.unmap();
+    return hostArray(out, array.dims) as unknown as HostArray<D>;
+  } finally {
+    staging.destroy();
+  }
+}
