@@ -8,6 +8,7 @@ import {
   type Frame,
   FrameClosedError,
   frameKey,
+  frozenDims,
   InvalidArgumentError,
   type Kind,
   openFrameKey,
@@ -637,7 +638,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   }
 
   #miss(start: number, dtype: DType, dims: readonly number[], found: Bucket | undefined): PolArray {
-    const frozen = Object.freeze(dims.slice());
+    const frozen = frozenDims(dims);
     const array = this.storage.carve(this.slab, start, dtype, frozen) as PolArray;
     this.#created++;
     const entry = new CacheEntry(dtype, frozen, array);
@@ -661,7 +662,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   }
 
   #carveChecked(start: number, dtype: DType, dims: readonly number[], bytes: number): PolArray {
-    const frozen = Object.freeze(dims.slice());
+    const frozen = frozenDims(dims);
     const life = new CarveLife(dtype, frozen, start, bytes, this.#clock);
     const storage = this.storage;
     const array = (

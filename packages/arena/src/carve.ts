@@ -1,4 +1,4 @@
-import { type ArrayOf, byteLength, type DType, dtypeInfo } from '@pol/core';
+import { type ArrayOf, byteLength, type DType, dtypeInfo, frozenDims } from '@pol/core';
 import { CarveRangeError, MisalignedCarveError } from './errors.js';
 import { type Slab, type SlabKind, storageFor } from './storage.js';
 
@@ -56,5 +56,5 @@ export function carve<S extends Slab, D extends DType>(
         (base % size === 0 ? '.' : ' (the slab itself starts off that grid, so account for its byteOffset).'),
     );
   }
-  return storage.carve(slab as never, offset, dtype, Object.freeze(dims.slice())) as ArrayOf<SlabKind<S>, D>;
+  return storage.carve(slab as never, offset, dtype, frozenDims(dims)) as ArrayOf<SlabKind<S>, D>;
 }

@@ -57,6 +57,7 @@ const coverage: Record<string, string> = {
   byteLength: 'shape.test.ts',
   describeValue: 'shape.test.ts',
   elementCount: 'shape.test.ts',
+  frozenDims: 'shape.test.ts',
   // similar.ts
   capturing: 'similar.test.ts',
   Similar: 'similar.test.ts',

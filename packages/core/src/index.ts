@@ -75,7 +75,7 @@ export {
   UnknownDTypeError,
 } from './errors.js';
 export { scopeFrame, scratchspace } from './frame.js';
-export { byteLength, describeValue, elementCount } from './shape.js';
+export { byteLength, describeValue, elementCount, frozenDims } from './shape.js';
 export { capturing, type KindOf, Similar } from './similar.js';
 export {
   assertSpace,

@@ -7,6 +7,7 @@ import {
   dtypeInfo,
   dtypes,
   elementCount,
+  frozenDims,
   hostArray,
   InvalidShapeError,
   Undef,
@@ -184,5 +185,28 @@ describe('describeValue', () => {
       },
     };
     expect(describeValue(hostile)).toBe('a plain object');
+  });
+});
+
+describe('frozenDims', () => {
+  it('returns already-frozen dims as they are', () => {
+    const dims = Object.freeze([2, 3]);
+    expect(frozenDims(dims)).toBe(dims);
+  });
+
+  it('copies and freezes dims the caller can still change', () => {
+    const dims = [4, 5];
+    const frozen = frozenDims(dims);
+    dims[0] = 99;
+    expect(frozen).toEqual([4, 5]);
+    expect(Object.isFrozen(frozen)).toBe(true);
+  });
+
+  it('keeps every dim of random shapes', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(1000), { maxLength: 6 }), (dims) => {
+        expect(frozenDims(dims)).toEqual(dims);
+      }),
+    );
   });
 });

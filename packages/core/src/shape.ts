@@ -67,10 +67,20 @@ export function byteLength(dtype: DType, dims: readonly number[]): number {
 }
 
 /**
- * A frozen copy of `dims`. A loop rather than `slice()`: V8 copies a frozen array (every Pol
- * array's dims is one) through a slow path, an order of magnitude slower than this.
+ * `dims` as a frozen array the caller cannot change later: `dims` itself when it is already
+ * frozen (every Pol array's and Undef's dims are), else a frozen copy. For backends that keep
+ * dims on the arrays they make. A loop rather than `slice()`, because V8 copies frozen arrays
+ * through a slow path.
+ *
+ * @example
+ * ```ts
+ * import { frozenDims } from '@pol/core';
+ * const dims = frozenDims([2, 3]);
+ * console.log(Object.isFrozen(dims), frozenDims(dims) === dims); // true true
+ * ```
  */
 export function frozenDims(dims: readonly number[]): readonly number[] {
+  if (Object.isFrozen(dims)) return dims;
   const copy: number[] = [];
   for (let i = 0; i < dims.length; i++) copy.push(dims[i] as number);
   return Object.freeze(copy);

@@ -71,8 +71,8 @@ Object.defineProperty(UndefImpl, 'name', { value: 'Undef' });
 
 function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
   const bytes = byteLength(dtype, dims);
-  // An exemplar's dims are already frozen (every Pol array's are): share them instead of copying.
-  const frozen = Object.isFrozen(dims) ? dims : frozenDims(dims);
+  // An exemplar's dims are already frozen (every Pol array's are): shared instead of copied.
+  const frozen = frozenDims(dims);
   return new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes);
 }
 

@@ -14,6 +14,7 @@ import {
   describeValue,
   dtypeInfo,
   familyKey,
+  frozenDims,
   InvalidArgumentError,
   type PolArray,
 } from '@pol/core';
@@ -195,7 +196,7 @@ export function makeCheckedGpuArray<D extends DType>(
   bytes: number,
   life: ArrayLife,
 ): GpuArray<D> {
-  const frozen = Object.isFrozen(dims) ? dims : Object.freeze(dims.slice());
+  const frozen = frozenDims(dims);
   const length = bytes / dtypeInfo(dtype).byteSize;
   return new CheckedGpuArrayImpl(device, buffer, offset, bindingSize(bytes), bytes, length, dtype, frozen, life);
 }
@@ -209,7 +210,7 @@ export function makeGpuArray<D extends DType>(
   dims: readonly number[],
   bytes: number,
 ): GpuArray<D> {
-  const frozen = Object.isFrozen(dims) ? dims : Object.freeze(dims.slice());
+  const frozen = frozenDims(dims);
   return new GpuArrayImpl(device, buffer, offset, bindingSize(bytes), bytes, bytes / dtypeInfo(dtype).byteSize, dtype, frozen);
 }
 
