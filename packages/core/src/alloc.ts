@@ -47,22 +47,30 @@ export function checkSpec(x: unknown): { readonly path: string; readonly message
   if (!isPlainObject(x)) {
     return { path: '', message: `a spec must be a plain object of Undefs, arrays and nested specs, got ${describeValue(x)}` };
   }
-  return walk(x, '', []);
+  return walk(x, '', undefined);
 }
 
+// `ancestors` holds exactly the specs above `spec` (for cycle detection). It is made only once a
+// nested spec appears, so the flat specs describers return on every verb call are checked without
+// allocating.
 function walk(
   spec: Record<string, unknown>,
   prefix: string,
-  ancestors: object[],
+  ancestors: object[] | undefined,
 ): { readonly path: string; readonly message: string } | undefined {
-  ancestors.push(spec);
-  for (const key of Object.keys(spec)) {
+  let chain: object[] | undefined; // ancestors plus this spec, from the first nested spec on
+  for (const key in spec) {
+    if (!Object.hasOwn(spec, key)) continue;
     const value = spec[key];
-    const path = prefix === '' ? key : `${prefix}.${key}`;
     if (isUndef(value) || isArray(value)) continue;
+    const path = prefix === '' ? key : `${prefix}.${key}`;
     if (isPlainObject(value)) {
-      if (ancestors.includes(value)) return { path, message: `the spec refers back to itself at ${path}` };
-      const bad = walk(value, path, ancestors);
+      if (chain === undefined) {
+        chain = ancestors ?? [];
+        chain.push(spec);
+      }
+      if (chain.includes(value)) return { path, message: `the spec refers back to itself at ${path}` };
+      const bad = walk(value, path, chain);
       if (bad !== undefined) return bad;
       continue;
     }
@@ -71,13 +79,14 @@ function walk(
       message: `${path} is ${describeValue(value)}, but a spec value must be an Undef, an array, or a nested spec`,
     };
   }
-  ancestors.pop();
+  chain?.pop();
   return undefined;
 }
 
 function build(space: Space, spec: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(spec)) {
+  for (const key in spec) {
+    if (!Object.hasOwn(spec, key)) continue;
     const value = spec[key];
     if (isUndef(value)) out[key] = space.alloc(value.dtype, value.dims);
     else if (isArray(value)) out[key] = value;

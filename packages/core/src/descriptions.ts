@@ -84,15 +84,17 @@ function kernelName(f: Kernel): string {
 function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
   const describers = new WeakMap<Kernel, Describer>();
 
-  function describeCall(f: unknown, args: unknown[], from: number): Spec {
+  // `args` are the describer's own arguments: the caller's rest array, applied without a copy
+  // (describing runs on every verb call).
+  function describeCall(f: unknown, args: unknown[], materializing: boolean): Spec {
     if (typeof f !== 'function') {
       throw new InvalidArgumentError(
-        `${lifetime}(${from === 0 ? '' : 'space, '}f, ...args) needs the kernel function as f, got ${describeValue(f)}.`,
+        `${lifetime}(${materializing ? 'space, ' : ''}f, ...args) needs the kernel function as f, got ${describeValue(f)}.`,
       );
     }
     const describer = describers.get(f as Kernel);
     if (describer === undefined) return empty;
-    const spec = (describer as (...a: unknown[]) => unknown)(...args.slice(from + 1));
+    const spec: unknown = Reflect.apply(describer, undefined, args);
     const bad = checkSpec(spec);
     if (bad !== undefined) {
       throw new InvalidDescriptionError(
@@ -103,9 +105,8 @@ function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
     return spec as Spec;
   }
 
-  const call = (...args: unknown[]): unknown => {
-    const first = args[0];
-    if (typeof first === 'function') return describeCall(first, args, 0);
+  const call = (first: unknown, ...args: unknown[]): unknown => {
+    if (typeof first === 'function') return describeCall(first, args, false);
     if (lifetime === 'scratch' && !isFrame(first)) {
       throw new NotAFrameError(
         `scratch(frame, f, ...) materializes only into a Frame, got ${isSpace(first) ? String(first) : describeValue(first)}: ` +
@@ -113,8 +114,8 @@ function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
       );
     }
     assertSpace(first, lifetime);
-    const spec = describeCall(args[1], args, 1);
-    return buildAtomically(first, spec);
+    const f = args.shift();
+    return buildAtomically(first, describeCall(f, args, true));
   };
 
   return Object.assign(call, {
