@@ -319,8 +319,9 @@ const UNDO_LIMIT = 4096;
 class CacheEntry {
   constructor(
     readonly dtype: DType,
-    readonly dims: readonly number[], // frozen, owned by the cache
+    readonly dims: readonly number[], // frozen, owned by the cache; validated when carved
     readonly array: PolArray,
+    readonly reserved: number, // the bytes the carve took (the storage's reserve of its byte length)
   ) {}
 }
 
@@ -442,7 +443,10 @@ interface Friends {
 }
 const friends = {} as Friends;
 
+// `alignment` is a power of two. Offsets below 2^30 (every slab up to a gigabyte, and the start of
+// any larger one) take the bit mask, which is much cheaper than a division; the rest take `%`.
 function alignUp(x: number, alignment: number): number {
+  if (x < 0x40000000 && alignment <= 0x40000000) return (x + alignment - 1) & -alignment;
   const r = x % alignment;
   return r === 0 ? x : x + alignment - r;
 }
@@ -606,7 +610,32 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     return this.#bump(dtype, dims, true);
   }
 
+  // The fast path: a steady loop repeats its allocation sequence, so the arena-aligned offset
+  // usually holds a cached array of this very dtype and dims. A cached entry was validated and
+  // element-aligned when it was carved at exactly that offset, so a match needs no validation,
+  // no dtype lookup and no padding: compare, bump, return. Anything else takes the slow path.
   #bump<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
+    if (!this.checked) {
+      const start = alignUp(this.#offset, this.alignment);
+      const bucket = this.#cache.get(start);
+      if (bucket !== undefined) {
+        const entries = bucket.entries;
+        for (let i = 0; i < entries.length; i++) {
+          const entry = entries[i] as CacheEntry;
+          if (entry.dtype === dtype && sameDims(entry.dims, dims)) {
+            const end = start + entry.reserved;
+            if (end > this.capacity) break;
+            this.#offset = end;
+            if (end > this.#watermark) this.#watermark = end;
+            return entry.array as ArrayOf<K, D>;
+          }
+        }
+      }
+    }
+    return this.#bumpSlow(dtype, dims, fallible);
+  }
+
+  #bumpSlow<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
     const bytes = byteLength(dtype, dims); // validates dtype and dims
     const elementAlignment = dtypeInfo(dtype).alignment;
     let start = alignUp(this.#offset, this.alignment);
@@ -619,13 +648,15 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       if (fallible) return undefined;
       throw this.#full(dtype, dims, start, end);
     }
-    const array = this.checked ? this.#carveChecked(start, dtype, dims, bytes) : this.#carveCached(start, dtype, dims);
+    const array = this.checked
+      ? this.#carveChecked(start, dtype, dims, bytes)
+      : this.#carveCached(start, dtype, dims, end - start);
     this.#offset = end;
     if (end > this.#watermark) this.#watermark = end;
     return array as ArrayOf<K, D>;
   }
 
-  #carveCached(start: number, dtype: DType, dims: readonly number[]): PolArray {
+  #carveCached(start: number, dtype: DType, dims: readonly number[], reserved: number): PolArray {
     const bucket = this.#cache.get(start);
     if (bucket !== undefined) {
       const entries = bucket.entries;
@@ -634,14 +665,14 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
         if (entry !== undefined && entry.dtype === dtype && sameDims(entry.dims, dims)) return entry.array;
       }
     }
-    return this.#miss(start, dtype, dims, bucket);
+    return this.#miss(start, dtype, dims, reserved, bucket);
   }
 
-  #miss(start: number, dtype: DType, dims: readonly number[], found: Bucket | undefined): PolArray {
+  #miss(start: number, dtype: DType, dims: readonly number[], reserved: number, found: Bucket | undefined): PolArray {
     const frozen = frozenDims(dims);
     const array = this.storage.carve(this.slab, start, dtype, frozen) as PolArray;
     this.#created++;
-    const entry = new CacheEntry(dtype, frozen, array);
+    const entry = new CacheEntry(dtype, frozen, array, reserved);
     const bucket = found ?? new Bucket();
     if (found === undefined) this.#cache.set(start, bucket);
     const entries = bucket.entries;
