@@ -1,0 +1,136 @@
+/**
+ * Keeps the benchmarks building and running: every benchmark runs once in quick mode (a few
+ * iterations), and every row must come out with finite numbers. No timing is asserted, ever: CI
+ * machines are noisy and quick-mode figures mean nothing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { bytesPerOp, gcExposed, gcWindow } from './measure.js';
+import type { Results } from './model.js';
+import { chart, markdown, README_END, README_START, readmeBlock, withReadmeBlock } from './report.js';
+import { runBenchmarks } from './run.js';
+import { trainingLoop } from './verbs.js';
+
+let results: Results;
+const log: string[] = [];
+
+beforeAll(async () => {
+  results = await runBenchmarks({ quick: true, log: (line) => log.push(line) });
+}, 300_000);
+
+afterAll(() => {
+  log.length = 0;
+});
+
+describe('quick mode', () => {
+  test('runs with the garbage collector exposed (the config passes --expose-gc)', () => {
+    expect(gcExposed).toBe(true);
+  });
+
+  test('every suite produced its rows', () => {
+    const ids = results.measurements.map((m) => m.id);
+    for (const n of [16, 1024, 65536]) {
+      for (const name of [
+        'arena-first',
+        'arena-steady',
+        'similar',
+        'new-float32array',
+        'bare-view',
+        'typedarray-pool',
+        'thi-ng-malloc',
+      ]) {
+        expect(ids).toContain(`host.${name}.${n}`);
+      }
+    }
+    for (const id of ['verbs.softmax-bare', 'verbs.softmax-verb-arena', 'training.similar', 'training.arena'])
+      expect(ids).toContain(id);
+    for (const id of ['gpu.buffer-per-step', 'gpu.pool', 'gpu.prebuilt', 'gpu.arena', 'gpu.replay']) expect(ids).toContain(id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(results.sections.length).toBe(6);
+    for (const m of results.measurements) expect(results.sections).toContain(m.section);
+  });
+
+  test('every row has finite, non-negative numbers', () => {
+    for (const m of results.measurements) {
+      const where = `${m.id}: ${JSON.stringify(m)}`;
+      expect(Number.isFinite(m.timeNs), where).toBe(true);
+      expect(m.timeNs, where).toBeGreaterThan(0);
+      expect(Number.isFinite(m.p50Ns), where).toBe(true);
+      expect(Number.isFinite(m.bytesPerOp), where).toBe(true);
+      expect(m.bytesPerOp, where).toBeGreaterThanOrEqual(0);
+      expect(m.ops, where).toBeGreaterThan(0);
+      if (m.gcs !== undefined) expect(Number.isFinite(m.gcs), where).toBe(true);
+    }
+  });
+
+  test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
+    const ids = new Set(results.measurements.map((m) => m.id));
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(16);
+    for (const c of results.comparisons) {
+      expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
+      expect(Number.isFinite(c.ratio)).toBe(true);
+      expect(Number.isFinite(c.overheadNs)).toBe(true);
+      expect(typeof c.met === 'boolean').toBe(c.target !== undefined);
+    }
+  });
+
+  test('the environment is recorded', () => {
+    const env = results.environment;
+    expect(env.node).toBe(process.version);
+    expect(env.cpu).not.toBe('');
+    expect(env.cores).toBeGreaterThan(0);
+    expect(Number.isNaN(Date.parse(env.date))).toBe(false);
+    expect(env.quick).toBe(true);
+    expect(env.gpu).toMatch(/\S/);
+  });
+
+  test('the report renders: a table row per measurement, a bar per measurement, JSON that round-trips', () => {
+    const page = markdown(results);
+    for (const m of results.measurements) expect(page).toContain(m.label);
+    for (const s of results.sections) expect(page).toContain(`### ${s}`);
+    const svg = chart(results);
+    expect(svg.startsWith('<svg')).toBe(true);
+    expect(svg.match(/<rect [^>]*class="(pol|peer)"/g)?.length).toBe(results.measurements.length);
+    expect(svg).not.toMatch(/NaN|Infinity|undefined/);
+    expect(JSON.parse(JSON.stringify(results))).toEqual(results);
+  });
+
+  test('the README block replaces only what lies between its markers', () => {
+    const readme = `# Pol\n\n## Performance\n\nIntro.\n\n${README_START}\nold\n${README_END}\n\n## Next\n`;
+    const updated = withReadmeBlock(readme, results);
+    expect(updated).toBe(`# Pol\n\n## Performance\n\nIntro.\n\n${readmeBlock(results)}\n\n## Next\n`);
+    expect(withReadmeBlock('# no markers\n', results)).toBeUndefined();
+    // Markers quoted in prose are not markers.
+    const quoted = `Between \`${README_START}\` and \`${README_END}\`.\n\n${README_START}\nold\n${README_END}\n`;
+    expect(withReadmeBlock(quoted, results)).toBe(
+      `Between \`${README_START}\` and \`${README_END}\`.\n\n${readmeBlock(results)}\n`,
+    );
+  });
+});
+
+describe('the measuring instruments', () => {
+  test('bytesPerOp sees an allocation and sees none where there is none', async () => {
+    const buffer = new ArrayBuffer(64);
+    const view = await bytesPerOp(() => new Float32Array(buffer, 0, 16), { ops: 1000, repeats: 1 });
+    expect(view).toBeGreaterThan(16);
+    const none = await bytesPerOp(() => buffer, { ops: 1000, repeats: 1 });
+    expect(none).toBeLessThan(1);
+  });
+
+  test('gcWindow counts collections', () => {
+    const window = gcWindow();
+    const keep: unknown[] = [];
+    for (let i = 0; i < 200_000; i++) keep[i & 1023] = { i, more: [i] };
+    expect(window.stop()).toBeGreaterThan(0);
+  });
+
+  test('the two training loops compute the same losses (so they do the same work)', () => {
+    const arena = trainingLoop('arena');
+    const similar = trainingLoop('similar');
+    for (let i = 0; i < 20; i++) {
+      arena.step();
+      similar.step();
+      expect(arena.losses()).toBe(similar.losses());
+    }
+    expect(Number.isFinite(arena.losses())).toBe(true);
+  });
+});

@@ -1,0 +1,150 @@
+/**
+ * What a benchmark run produces: measurements (one per thing timed), comparisons of a Pol
+ * measurement against its peer, each with the target it is held to, and the machine it ran on.
+ */
+
+/** One thing timed: mean time per operation, bytes allocated per operation. */
+export interface Measurement {
+  /** Stable identifier, such as `host.arena-steady.1024`. */
+  readonly id: string;
+  /** The table it appears in, such as `Host allocation, n = 1,024`. */
+  readonly section: string;
+  /** What was measured, for a reader. */
+  readonly label: string;
+  /** Whether this is Pol (as opposed to a peer or a baseline). */
+  readonly pol: boolean;
+  /** What one operation is: an allocation, a call, a step. */
+  readonly unit: 'alloc' | 'call' | 'step';
+  /**
+   * Time per operation, in nanoseconds: the median, over interleaved rounds, of each round's mean
+   * time per operation (garbage collection included in the rounds it fell in).
+   */
+  readonly timeNs: number;
+  /** The median of the median samples of the rounds (mitata's p50), or of the round means. */
+  readonly p50Ns: number;
+  /** The mean over every round, outliers included (GPU steps). */
+  readonly meanNs?: number;
+  /** JavaScript heap plus ArrayBuffer bytes allocated per operation (see the README for the method). */
+  readonly bytesPerOp: number;
+  /** Garbage collections observed over `gcSteps` operations, where counted. */
+  readonly gcs?: number;
+  /** How many operations `gcs` counts over. */
+  readonly gcSteps?: number;
+  /** How many operations the time is averaged over. */
+  readonly ops: number;
+}
+
+/**
+ * A target: what a comparison must show.
+ *
+ * - `ratio-at-most`: subject time ÷ peer time ≤ value;
+ * - `faster-at-least`: peer time ÷ subject time ≥ value;
+ * - `overhead-at-most`: subject time − peer time ≤ ns;
+ * - `fewer-gcs-at-least`: 1 − subject GCs ÷ peer GCs ≥ fraction.
+ *
+ * `zeroBytes` adds: the subject allocates less than one byte per operation (no object at all).
+ */
+export type Target =
+  | { readonly kind: 'ratio-at-most'; readonly value: number; readonly zeroBytes?: boolean }
+  | { readonly kind: 'faster-at-least'; readonly value: number; readonly zeroBytes?: boolean }
+  | { readonly kind: 'overhead-at-most'; readonly ns: number; readonly zeroBytes?: boolean }
+  | { readonly kind: 'fewer-gcs-at-least'; readonly fraction: number };
+
+/** How a comparison reads: `0.42× the time of X`, `3.1× faster than X`, `+1.8 µs over X`, `7 vs 10 GCs`. */
+export type ComparisonView = 'time-ratio' | 'speed' | 'overhead' | 'gcs';
+
+/** A Pol measurement against its peer. */
+export interface Comparison {
+  readonly subject: string;
+  readonly peer: string;
+  /** How it is shown (the terms of its target, or chosen for a comparison without one). */
+  readonly view: ComparisonView;
+  /** Subject time ÷ peer time. */
+  readonly ratio: number;
+  /** Subject time − peer time, in nanoseconds. */
+  readonly overheadNs: number;
+  /** The target, or undefined for a comparison shown for information. */
+  readonly target: Target | undefined;
+  /** Whether the target was met (undefined without a target). */
+  readonly met: boolean | undefined;
+}
+
+/** The machine and run. */
+export interface Environment {
+  readonly node: string;
+  readonly v8: string;
+  readonly platform: string;
+  readonly cpu: string;
+  readonly cores: number;
+  readonly memoryGiB: number;
+  readonly date: string;
+  readonly quick: boolean;
+  readonly gpu: string | undefined;
+  readonly harness: string;
+}
+
+export interface Results {
+  readonly environment: Environment;
+  readonly measurements: readonly Measurement[];
+  readonly comparisons: readonly Comparison[];
+  /** Sections in the order they ran. */
+  readonly sections: readonly string[];
+  /** Seconds the whole run took. */
+  readonly seconds: number;
+}
+
+/** Settings every suite receives. */
+export interface RunOptions {
+  /** Few iterations: for CI, to keep the benchmarks building and running. No figure means anything. */
+  readonly quick: boolean;
+  /** Progress lines (stderr by default). */
+  readonly log: (line: string) => void;
+}
+
+/** What a suite returns. */
+export interface SuiteResult {
+  readonly measurements: Measurement[];
+  readonly comparisons: Comparison[];
+}
+
+const views: Readonly<Record<Target['kind'], ComparisonView>> = {
+  'ratio-at-most': 'time-ratio',
+  'faster-at-least': 'speed',
+  'overhead-at-most': 'overhead',
+  'fewer-gcs-at-least': 'gcs',
+};
+
+/** Build a comparison of two measurements and judge it against its target. */
+export function compare(subject: Measurement, peer: Measurement, target?: Target, view?: ComparisonView): Comparison {
+  return {
+    subject: subject.id,
+    peer: peer.id,
+    view: view ?? (target === undefined ? 'speed' : views[target.kind]),
+    ratio: subject.timeNs / peer.timeNs,
+    overheadNs: subject.timeNs - peer.timeNs,
+    target,
+    met: target === undefined ? undefined : judge(subject, peer, target),
+  };
+}
+
+/** Less than one byte per operation: not a single object per operation. */
+export function allocatesNothing(m: Measurement): boolean {
+  return m.bytesPerOp < 1;
+}
+
+function judge(subject: Measurement, peer: Measurement, target: Target): boolean {
+  switch (target.kind) {
+    case 'ratio-at-most':
+      return subject.timeNs / peer.timeNs <= target.value && (target.zeroBytes !== true || allocatesNothing(subject));
+    case 'faster-at-least':
+      return peer.timeNs / subject.timeNs >= target.value && (target.zeroBytes !== true || allocatesNothing(subject));
+    case 'overhead-at-most':
+      return subject.timeNs - peer.timeNs <= target.ns && (target.zeroBytes !== true || allocatesNothing(subject));
+    case 'fewer-gcs-at-least': {
+      const s = subject.gcs ?? Number.NaN;
+      const p = peer.gcs ?? Number.NaN;
+      if (p === 0) return s === 0;
+      return 1 - s / p >= target.fraction;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Where the time and the bytes of one benchmarked operation go: runs it in a loop under the V8
+ * inspector's CPU profiler (self time per function) or its sampling heap profiler (bytes allocated
+ * per operation per allocation site, collected objects included).
+ *
+ *   node --expose-gc dist/profile.js <target> [--heap]
+ *
+ * Targets: arena-steady, arena-first (n = 1,024), verb-shell, softmax-verb, train-arena, train-similar.
+ */
+import { Session } from 'node:inspector/promises';
+import { hostOps } from './host.js';
+import { softmaxOps, trainingLoop } from './verbs.js';
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly selfSize?: number;
+  readonly children?: readonly (number | ProfileNode)[];
+}
+
+const targets: Readonly<Record<string, () => { op: () => unknown; iterations: number }>> = {
+  'arena-steady': () => ({ op: hostOps(1024)['arena-steady'] as () => unknown, iterations: 5_000_000 }),
+  'arena-first': () => ({ op: hostOps(1024)['arena-first'] as () => unknown, iterations: 500_000 }),
+  'verb-shell': () => ({ op: softmaxOps()['noop-verb-arena'] as () => unknown, iterations: 500_000 }),
+  'softmax-verb': () => ({ op: softmaxOps()['softmax-verb-arena'] as () => unknown, iterations: 30_000 }),
+  'train-arena': () => ({ op: trainingLoop('arena').step, iterations: 10_000 }),
+  'train-similar': () => ({ op: trainingLoop('similar').step, iterations: 10_000 }),
+};
+
+function site(frame: ProfileNode['callFrame']): string {
+  const file = frame.url.split('/').slice(-3).join('/');
+  return `${frame.functionName === '' ? '(anonymous)' : frame.functionName} ${file}:${frame.lineNumber + 1}`;
+}
+
+function top(totals: Map<string, number>, count: number, format: (v: number) => string): void {
+  for (const [name, v] of [...totals].sort((a, b) => b[1] - a[1]).slice(0, count))
+    console.log(`${format(v).padStart(9)}  ${name}`);
+}
+
+const [name, ...flags] = process.argv.slice(2);
+const make = targets[name ?? ''];
+if (make === undefined) {
+  console.error(`usage: node --expose-gc dist/profile.js <${Object.keys(targets).join('|')}> [--heap]`);
+  process.exit(2);
+}
+const { op, iterations } = make();
+for (let i = 0; i < iterations / 5; i++) op(); // warm up
+const session = new Session();
+session.connect();
+if (flags.includes('--heap')) {
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 64,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  for (let i = 0; i < iterations; i++) op();
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  const totals = new Map<string, number>();
+  let total = 0;
+  const walk = (node: ProfileNode): void => {
+    const size = node.selfSize ?? 0;
+    if (size > 0) {
+      totals.set(site(node.callFrame), (totals.get(site(node.callFrame)) ?? 0) + size);
+      total += size;
+    }
+    for (const child of node.children ?? []) if (typeof child === 'object') walk(child);
+  };
+  walk(profile.head as unknown as ProfileNode);
+  console.log(`${name}: about ${Math.round(total / iterations)} bytes allocated per operation (sampled), by allocation site:`);
+  top(totals, 20, (v) => `${(v / iterations).toFixed(0)} B`);
+} else {
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 100 });
+  await session.post('Profiler.start');
+  const t0 = performance.now();
+  for (let i = 0; i < iterations; i++) op();
+  const t1 = performance.now();
+  const { profile } = await session.post('Profiler.stop');
+  const byId = new Map<number, ProfileNode>();
+  for (const node of profile.nodes as unknown as ProfileNode[]) byId.set(node.id, node);
+  const totals = new Map<string, number>();
+  const samples = profile.samples ?? [];
+  for (const id of samples) {
+    const node = byId.get(id);
+    if (node !== undefined) totals.set(site(node.callFrame), (totals.get(site(node.callFrame)) ?? 0) + 1);
+  }
+  const perOp = ((t1 - t0) * 1e6) / iterations;
+  console.log(`${name}: ${perOp.toFixed(0)} ns per operation (under the profiler); self time by function:`);
+  top(totals, 25, (v) => `${((100 * v) / samples.length).toFixed(1)}%`);
+}
+session.disconnect();

@@ -1,0 +1,350 @@
+/**
+ * The report: a markdown page of tables, an SVG chart, and the raw figures as JSON. No browser and
+ * no chart library: the SVG is written by hand.
+ */
+import { describeEnvironment } from './env.js';
+import type { Comparison, Measurement, Results, Target } from './model.js';
+import { formatBytes, formatNs } from './op.js';
+
+const unitNames: Readonly<Record<Measurement['unit'], string>> = { alloc: 'alloc', call: 'call', step: 'step' };
+
+function find(results: Results, id: string): Measurement {
+  const m = results.measurements.find((x) => x.id === id);
+  if (m === undefined) throw new Error(`no measurement ${id}`);
+  return m;
+}
+
+/** How the subject compares with its peer, in the terms of the target. */
+export function comparisonText(c: Comparison, subject: Measurement, peer: Measurement): string {
+  const name = peer.label;
+  switch (c.view) {
+    case 'time-ratio':
+      return `${c.ratio.toFixed(2)}× the time of ${name}`;
+    case 'overhead':
+      return `${c.overheadNs >= 0 ? '+' : '−'}${formatNs(Math.abs(c.overheadNs))} over ${name}`;
+    case 'gcs': {
+      const s = subject.gcs ?? Number.NaN;
+      const p = peer.gcs ?? Number.NaN;
+      const fewer = p === 0 ? 0 : 100 * (1 - s / p);
+      return `${s} vs ${p} GCs per ${(subject.gcSteps ?? 0).toLocaleString('en-US')} ${unitNames[subject.unit]}s (${fewer.toFixed(0)}% fewer) than ${name}`;
+    }
+    case 'speed':
+      return speedText(c.ratio, name);
+  }
+}
+
+function speedText(ratio: number, name: string): string {
+  const speed = 1 / ratio;
+  return speed >= 1 ? `${speed.toFixed(speed < 10 ? 2 : 1)}× faster than ${name}` : `${ratio.toFixed(2)}× slower than ${name}`;
+}
+
+/** The target, for a reader. */
+export function targetText(t: Target | undefined): string {
+  if (t === undefined) return '—';
+  const zero = 'zeroBytes' in t && t.zeroBytes === true ? ', 0 B' : '';
+  switch (t.kind) {
+    case 'ratio-at-most':
+      return `≤ ${t.value}× the time${zero}`;
+    case 'faster-at-least':
+      return `≥ ${t.value}× faster${zero}`;
+    case 'overhead-at-most':
+      return `≤ +${t.ns} ns${zero}`;
+    case 'fewer-gcs-at-least':
+      return `≥ ${Math.round(t.fraction * 100)}% fewer GCs`;
+  }
+}
+
+function resultText(c: Comparison): string {
+  if (c.met === undefined) return '';
+  return c.met ? 'met' : '**missed**';
+}
+
+function escapeCell(s: string): string {
+  return s.replace(/\|/g, '\\|');
+}
+
+/** The table of every comparison that has a target: what, time, bytes, ratio vs peer, target, result. */
+export function targetsTable(results: Results): string {
+  const lines = ['| what | time / op | bytes / op | vs its peer | target | result |', '| --- | ---: | ---: | --- | --- | --- |'];
+  for (const c of results.comparisons) {
+    if (c.target === undefined) continue;
+    const s = find(results, c.subject);
+    const p = find(results, c.peer);
+    const what = `${s.label} (${shortSection(s.section)})`;
+    lines.push(
+      `| ${escapeCell(what)} | ${formatNs(s.timeNs)} | ${formatBytes(s.bytesPerOp)} | ${escapeCell(comparisonText(c, s, p))} | ${targetText(c.target)} | ${resultText(c)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU`. */
+function shortSection(section: string): string {
+  if (section.startsWith('Host allocation')) return section.replace('Host allocation, ', '');
+  if (section.startsWith('Verbs')) return 'softmax, n = 1,024';
+  if (section.startsWith('Training')) return 'MLP training step';
+  if (section.startsWith('WebGPU')) return 'WebGPU step';
+  return section;
+}
+
+/** One table per section: every measurement, with its comparisons. */
+export function sectionTables(results: Results): string {
+  const out: string[] = [];
+  for (const section of results.sections) {
+    const rows = results.measurements.filter((m) => m.section === section);
+    if (rows.length === 0) continue;
+    const unit = unitNames[rows[0]?.unit ?? 'call'];
+    const gcs = rows.some((m) => m.gcs !== undefined);
+    out.push(`### ${section}`, '');
+    out.push(
+      `| what | time / ${unit} | bytes / ${unit} |${gcs ? ' GCs |' : ''} vs peer | target | result |`,
+      `| --- | ---: | ---: |${gcs ? ' ---: |' : ''} --- | --- | --- |`,
+    );
+    for (const m of rows) {
+      const cs = results.comparisons.filter((c) => c.subject === m.id);
+      const vs = cs.map((c) => comparisonText(c, m, find(results, c.peer))).join('<br>');
+      const targets = cs.map((c) => targetText(c.target)).join('<br>');
+      const met = cs.map((c) => resultText(c) || '—').join('<br>');
+      const name = m.pol ? `**${m.label}**` : m.label;
+      const gcCell = gcs ? ` ${m.gcs === undefined ? '' : `${m.gcs} / ${(m.gcSteps ?? 0).toLocaleString('en-US')}`} |` : '';
+      out.push(
+        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${gcCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
+      );
+    }
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** An id without its size suffix: `host.arena-steady.1024` → `host.arena-steady`. */
+function family(id: string): string {
+  return id.replace(/\.\d+$/, '');
+}
+
+function sizeOf(id: string): string | undefined {
+  const m = /\.(\d+)$/.exec(id);
+  return m?.[1] === undefined ? undefined : Number(m[1]).toLocaleString('en-US');
+}
+
+function range(values: readonly number[], format: (v: number) => string): string {
+  const lo = Math.min(...values);
+  const hi = Math.max(...values);
+  return format(lo) === format(hi) ? format(lo) : `${format(lo)}–${format(hi)}`;
+}
+
+/**
+ * One line per target, across sizes: the measured range in the target's terms, and whether it
+ * was met (at which sizes, where it differs).
+ */
+export function summaryLines(results: Results): string[] {
+  const groups = new Map<string, Comparison[]>();
+  for (const c of results.comparisons) {
+    if (c.target === undefined) continue;
+    const key = `${family(c.subject)}|${family(c.peer)}|${targetText(c.target)}`;
+    const list = groups.get(key) ?? [];
+    list.push(c);
+    groups.set(key, list);
+  }
+  const out: string[] = [];
+  for (const list of groups.values()) {
+    const first = list[0] as Comparison;
+    const s = find(results, first.subject);
+    const p = find(results, first.peer);
+    const peerName = list.length > 1 ? p.label.replace(/\(\d+\)/, '(n)') : p.label;
+    let figure: string;
+    switch (first.view) {
+      case 'time-ratio':
+        figure = `${range(
+          list.map((c) => c.ratio),
+          (v) => v.toFixed(2),
+        )}× the time`;
+        break;
+      case 'speed':
+        figure = `${range(
+          list.map((c) => 1 / c.ratio),
+          (v) => v.toFixed(v < 10 ? 2 : 1),
+        )}× faster`;
+        break;
+      case 'overhead':
+        figure = `${range(
+          list.map((c) => c.overheadNs),
+          (v) => `+${formatNs(v)}`,
+        )}`;
+        break;
+      case 'gcs':
+        figure = comparisonText(first, s, p).replace(/ than .*$/, '');
+        break;
+    }
+    const zero =
+      first.target !== undefined && 'zeroBytes' in first.target && first.target.zeroBytes === true
+        ? `, ${range(
+            list.map((c) => find(results, c.subject).bytesPerOp),
+            (v) => formatBytes(v),
+          )} per ${unitNames[s.unit]}`
+        : '';
+    const sizes = list.map((c) => sizeOf(c.subject)).filter((x) => x !== undefined);
+    const met = list.filter((c) => c.met === true);
+    let verdict: string;
+    if (met.length === list.length) verdict = 'met';
+    else if (met.length === 0) verdict = '**missed**';
+    else verdict = `met at n = ${met.map((c) => sizeOf(c.subject)).join(', ')}; **missed** at the other sizes`;
+    const where = sizes.length > 0 ? ` (n = ${sizes.join(', ')})` : '';
+    out.push(`${s.label} vs ${peerName}${where}: ${figure}${zero}; target ${targetText(first.target)}: ${verdict}.`);
+  }
+  return out;
+}
+
+/** The whole markdown page. */
+export function markdown(results: Results): string {
+  const env = results.environment;
+  const met = results.comparisons.filter((c) => c.met === true).length;
+  const targeted = results.comparisons.filter((c) => c.target !== undefined).length;
+  return [
+    '# Pol benchmarks: results',
+    '',
+    `${describeEnvironment(env)}. Harness: ${env.harness}. GPU: ${env.gpu ?? 'not measured'}. The run took ${Math.round(results.seconds)} s.`,
+    '',
+    'Generated by `pnpm bench` (see [the README](../README.md) for what is measured and how). Time per operation is the',
+    'median, over interleaved rounds, of each round’s mean (garbage collection included); bytes are JavaScript heap plus',
+    'ArrayBuffer bytes allocated per operation. Pol rows are in bold.',
+    '',
+    `## Targets: ${met} of ${targeted} met`,
+    '',
+    ...summaryLines(results).map((line) => `- ${line}`),
+    '',
+    targetsTable(results),
+    '',
+    '![Time per operation, log scale](chart.svg)',
+    '',
+    '## Every measurement',
+    '',
+    sectionTables(results),
+  ].join('\n');
+}
+
+// --- the chart -------------------------------------------------------------------------------
+
+function xml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+}
+
+/**
+ * A horizontal bar chart of time per operation, log scale, one panel per section, Pol's bars in
+ * colour and the peers' in grey.
+ */
+export function chart(results: Results): string {
+  const width = 1000;
+  const labelWidth = 430;
+  const plotLeft = labelWidth + 10;
+  const plotWidth = 440;
+  const row = 20;
+  const title = 28;
+  const top = 56;
+  const decades = [1, 10, 100, 1e3, 1e4, 1e5, 1e6]; // 1 ns … 1 ms
+  const lo = Math.log10(decades[0] ?? 1);
+  const hi = Math.log10(decades[decades.length - 1] ?? 1e6);
+  const x = (ns: number): number => plotLeft + ((Math.log10(Math.max(ns, 1)) - lo) / (hi - lo)) * plotWidth;
+  const parts: string[] = [];
+  let y = top;
+  for (const section of results.sections) {
+    const rows = results.measurements.filter((m) => m.section === section);
+    if (rows.length === 0) continue;
+    const unit = unitNames[rows[0]?.unit ?? 'call'];
+    parts.push(`<text x="8" y="${y + 18}" class="section">${xml(section)} (time per ${unit})</text>`);
+    y += title;
+    const gridTop = y;
+    const gridBottom = y + rows.length * row;
+    for (const d of decades) {
+      parts.push(`<line x1="${x(d).toFixed(1)}" y1="${gridTop}" x2="${x(d).toFixed(1)}" y2="${gridBottom}" class="grid"/>`);
+    }
+    for (const m of rows) {
+      const w = Math.max(1, x(m.timeNs) - plotLeft);
+      parts.push(
+        `<text x="${labelWidth}" y="${y + 14}" class="label" text-anchor="end">${xml(m.label)}</text>`,
+        `<rect x="${plotLeft}" y="${y + 3}" width="${w.toFixed(1)}" height="${row - 6}" class="${m.pol ? 'pol' : 'peer'}"/>`,
+        `<text x="${(plotLeft + w + 6).toFixed(1)}" y="${y + 14}" class="value">${xml(formatNs(m.timeNs))}</text>`,
+      );
+      y += row;
+    }
+    y += 8;
+  }
+  const axisY = y + 4;
+  const tickLabels = ['1 ns', '10 ns', '100 ns', '1 µs', '10 µs', '100 µs', '1 ms'];
+  decades.forEach((d, i) => {
+    parts.push(`<text x="${x(d).toFixed(1)}" y="${axisY + 12}" class="axis" text-anchor="middle">${tickLabels[i] ?? ''}</text>`);
+  });
+  const height = axisY + 40;
+  const env = results.environment;
+  const subtitle = `${env.node}, ${env.cpu}, ${env.date.slice(0, 10)}${env.quick ? ' (QUICK MODE: meaningless figures)' : ''}`;
+  return [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="system-ui, -apple-system, 'Segoe UI', sans-serif">`,
+    '<style>',
+    '  .title { font-size: 16px; font-weight: 600; fill: #1f2328; }',
+    '  .subtitle { font-size: 12px; fill: #59636e; }',
+    '  .section { font-size: 13px; font-weight: 600; fill: #1f2328; }',
+    '  .label { font-size: 11.5px; fill: #1f2328; }',
+    '  .value { font-size: 11px; fill: #59636e; }',
+    '  .axis { font-size: 11px; fill: #59636e; }',
+    '  .pol { fill: #1f77b4; }',
+    '  .peer { fill: #b0b7bf; }',
+    '  .grid { stroke: #d0d7de; stroke-width: 0.5; }',
+    '</style>',
+    `<rect width="${width}" height="${height}" fill="#ffffff"/>`,
+    `<text x="8" y="22" class="title">Pol beside its peers: time per operation (log scale; shorter is faster)</text>`,
+    `<text x="8" y="40" class="subtitle">${xml(subtitle)}. Blue: Pol. Grey: peers and baselines.</text>`,
+    ...parts,
+    '</svg>',
+    '',
+  ].join('\n');
+}
+
+/** The raw figures. */
+export function json(results: Results): string {
+  return `${JSON.stringify(results, null, 2)}\n`;
+}
+
+// --- the root README's performance section ---------------------------------------------------
+
+export const README_START = '<!-- pol-bench:start -->';
+export const README_END = '<!-- pol-bench:end -->';
+
+/**
+ * What goes between the markers in a README: a line per target, the targets table, the chart. `prefix` is
+ * the path from that README's folder to this package's (`benchmarks/` for the root README).
+ */
+export function readmeBlock(results: Results, prefix = 'benchmarks/'): string {
+  const env = results.environment;
+  const met = results.comparisons.filter((c) => c.met === true).length;
+  const targeted = results.comparisons.filter((c) => c.target !== undefined).length;
+  return [
+    README_START,
+    `Measured by \`pnpm bench\` on ${env.date.slice(0, 10)}: Node.js ${env.node}, ${env.cpu} (${env.cores} cores); WebGPU on ${env.gpu ?? 'no GPU'}. ` +
+      `**${met} of ${targeted} targets met.** Every figure: [${prefix}results/results.md](${prefix}results/results.md) ` +
+      `(raw: [results.json](${prefix}results/results.json)); the method: [${prefix}README.md](${prefix}README.md).`,
+    '',
+    ...summaryLines(results).map((line) => `- ${line}`),
+    '',
+    targetsTable(results),
+    '',
+    `![Time per operation, Pol beside its peers (log scale)](${prefix}results/chart.svg)`,
+    README_END,
+  ].join('\n');
+}
+
+/** The README with its marked block replaced, or undefined when the markers are absent. */
+export function withReadmeBlock(readme: string, results: Results, prefix = 'benchmarks/'): string | undefined {
+  // Markers count only alone on their line, so that prose may mention them.
+  const start = markerLine(readme, README_START, 0);
+  const end = start < 0 ? -1 : markerLine(readme, README_END, start + README_START.length);
+  if (start < 0 || end < 0) return undefined;
+  return readme.slice(0, start) + readmeBlock(results, prefix) + readme.slice(end + README_END.length);
+}
+
+function markerLine(text: string, marker: string, from: number): number {
+  for (let at = text.indexOf(marker, from); at >= 0; at = text.indexOf(marker, at + 1)) {
+    const before = at === 0 ? '\n' : text[at - 1];
+    const after = text[at + marker.length] ?? '\n';
+    if ((before === '\n' || before === '\r') && (after === '\n' || after === '\r')) return at;
+  }
+  return -1;
+}

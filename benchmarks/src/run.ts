@@ -1,0 +1,44 @@
+import { environment } from './env.js';
+import { gpuSteps } from './gpu.js';
+import { hostAllocation, hostSection, hostSizes } from './host.js';
+import type { Comparison, Measurement, Results, RunOptions } from './model.js';
+import { softmaxSection, trainingSection, verbsAndTraining } from './verbs.js';
+
+/** The suites, by the name `--only` takes. */
+export const suiteNames = ['host', 'verbs', 'gpu'] as const;
+export type SuiteName = (typeof suiteNames)[number];
+
+/** Run the suites (all by default), in this process, and gather the results. */
+export async function runBenchmarks(run: RunOptions, only: readonly SuiteName[] = suiteNames): Promise<Results> {
+  const started = performance.now();
+  const measurements: Measurement[] = [];
+  const comparisons: Comparison[] = [];
+  const sections: string[] = [];
+  let gpu: string | undefined;
+  if (only.includes('host')) {
+    const r = await hostAllocation(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(...hostSizes.map(hostSection));
+  }
+  if (only.includes('verbs')) {
+    const r = await verbsAndTraining(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(softmaxSection, trainingSection);
+  }
+  if (only.includes('gpu')) {
+    const r = await gpuSteps(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(r.section);
+    gpu = r.adapter;
+  }
+  return {
+    environment: environment(run.quick, gpu),
+    measurements,
+    comparisons,
+    sections,
+    seconds: (performance.now() - started) / 1000,
+  };
+}
