@@ -6,6 +6,7 @@
 // on Debian/Ubuntu, the chromium package whose SwiftShader gives WebGPU tests a real adapter).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -81,7 +82,7 @@ function ensureSwiftShader() {
 }
 
 function reports() {
-  const dirs = ['packages', 'examples'].flatMap((d) => {
+  const dirs = ['packages', 'examples', 'tools'].flatMap((d) => {
     const full = join(root, d);
     return existsSync(full) ? readdirSync(full).map((name) => join(full, name)) : [];
   });
@@ -95,13 +96,29 @@ function test() {
   for (const file of reports()) rmSync(file, { force: true });
   const env = { ...process.env };
   if (existsSync(swiftshaderIcd) && env.VK_ICD_FILENAMES === undefined) env.VK_ICD_FILENAMES = swiftshaderIcd;
-  log('building, type-checking, linting packages (publint, attw) and testing');
+  log('building, type-checking, linting packages (publint, attw), testing, and generating the API reference');
   const status = pnpmRun(
-    ['exec', 'turbo', 'run', 'build', 'typecheck', 'lint:package', 'test', '--continue', '--output-logs=errors-only'],
+    [
+      'exec',
+      'turbo',
+      'run',
+      'build',
+      'typecheck',
+      'lint:package',
+      'test',
+      'docs',
+      '--continue',
+      '--output-logs=errors-only',
+      // As many tasks at once as there are cores: every test task runs its own pool of workers,
+      // and oversubscribing a small machine makes the longer property tests run past their timeouts.
+      `--concurrency=${Math.max(2, availableParallelism())}`,
+    ],
     {
       env,
     },
   );
+  log('checking the size budget (.size-limit.json)');
+  const size = pnpmRun(['exec', 'size-limit']);
   const lint = pnpmRun(['exec', 'biome', 'check', '.']);
 
   let passed = 0;
@@ -116,19 +133,36 @@ function test() {
   }
   const summary = `${passed} passed, ${failed} failed`;
   writeFileSync(join(root, '.test-summary'), `${summary}\n`);
-  if (status !== 0) console.error('[pol] a build, type check, package lint or test task failed (see above).');
+  if (status !== 0) console.error('[pol] a build, type check, package lint, test or API reference task failed (see above).');
+  if (size !== 0) console.error('[pol] a package is over its size budget (see above, and .size-limit.json).');
   if (lint !== 0) console.error('[pol] biome check failed (run: pnpm exec biome check --write .).');
   if (files === 0 || passed === 0) console.error('[pol] no test ran.');
   console.log(summary);
-  process.exit(status !== 0 || lint !== 0 || failed > 0 || passed === 0 ? 1 : 0);
+  process.exit(status !== 0 || size !== 0 || lint !== 0 || failed > 0 || passed === 0 ? 1 : 0);
 }
 
 function demo() {
   install();
   log('building the demo');
-  must(...withPnpm(['exec', 'turbo', 'run', 'build', '--filter=./examples/node-cpu...', '--output-logs=errors-only']));
+  must(
+    ...withPnpm([
+      'exec',
+      'turbo',
+      'run',
+      'build',
+      '--filter=./examples/node-cpu...',
+      '--filter=./examples/node-webgpu...',
+      '--output-logs=errors-only',
+    ]),
+  );
   log('running examples/node-cpu');
   must(...withPnpm(['--filter', './examples/node-cpu', 'run', '--silent', 'start']));
+  // Runs on WebGPU when an adapter is there (a GPU, or SwiftShader from Debian's chromium package);
+  // otherwise it says why it skipped, and succeeds.
+  const env = { ...process.env };
+  if (existsSync(swiftshaderIcd) && env.VK_ICD_FILENAMES === undefined) env.VK_ICD_FILENAMES = swiftshaderIcd;
+  log('running examples/node-webgpu');
+  must(...withPnpm(['--filter', './examples/node-webgpu', 'run', '--silent', 'start']), { env });
 }
 
 function withPnpm(args) {

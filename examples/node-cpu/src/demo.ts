@@ -1,8 +1,9 @@
 import { hostArray, outputs, Similar, scratch, scratchspace } from '@pol/core';
 import { softmaxInto } from './softmax.js';
+import { trainOnArena } from './train.js';
 
-/** Runs the demo and returns what it prints, line by line. */
-export function demo(): string[] {
+/** The quick start: describe, materialize and compute a softmax. Returns what it prints, line by line. */
+export function quickStart(): string[] {
   const lines: string[] = [];
   const x = hostArray(Float32Array.from([1, 2, 3, 4]));
 
@@ -24,4 +25,34 @@ export function demo(): string[] {
 
   lines.push(`softmax([1, 2, 3, 4]) = [${Array.from(y.data, (v) => v.toFixed(4)).join(', ')}]`);
   return lines;
+}
+
+/** The training loop on an arena. Returns what it prints, line by line. */
+export function training(steps = 200): string[] {
+  const { arena, records } = trainOnArena({ steps });
+  const first = records[0];
+  const last = records.at(-1);
+  if (first === undefined || last === undefined) return [];
+  const lines = [`training a 2-16-3 perceptron for ${steps} steps in ${String(arena)}`];
+  lines.push('  step      loss   offset  watermark  arrays created');
+  const shown = records.filter((r) => r.step === 1 || r.step === 2 || r.step % 50 === 0);
+  for (const r of shown) {
+    lines.push(
+      `${String(r.step).padStart(6)}  ${r.loss.toFixed(4).padStart(8)}  ${String(r.offset).padStart(7)}  ` +
+        `${String(r.watermark).padStart(9)}  ${String(r.arraysCreated).padStart(14)}`,
+    );
+  }
+  const newArrays = last.arraysCreated - first.arraysCreated;
+  const grown = last.watermark - first.watermark;
+  lines.push(
+    `after step 1: ${newArrays} new arrays, watermark ${grown === 0 ? 'unchanged' : `grew by ${grown} bytes`} ` +
+      `(${first.watermark} bytes): the steady loop allocates nothing`,
+  );
+  lines.push(`loss: ${first.loss.toFixed(4)} -> ${last.loss.toFixed(4)}`);
+  return lines;
+}
+
+/** Everything the demo prints. */
+export function demo(): string[] {
+  return ['Quick start: softmax', ...quickStart().map((l) => `  ${l}`), '', ...training()];
 }

@@ -196,7 +196,7 @@ const registry: AnyStorage[] = [
  * Defining the same storage object again moves it to the front.
  *
  * @throws {InvalidArgumentError} when `storage` lacks a required member.
- * @example A storage that takes over plain ArrayBuffers to count carves (see {@link SlabStorage}):
+ * @example A storage that takes over plain ArrayBuffers to count carves
  * ```ts
  * import { Arena, carve, defineStorage, type SlabStorage } from '@pol/arena';
  * let carves = 0;

@@ -6,7 +6,15 @@ import { byteLength, describeValue } from './shape.js';
 import { assertSpace, isFrame, isSpace, rollbackKey, type Space, savepointKey } from './space.js';
 import { isUndef, type Undef } from './undef.js';
 
-/** A value in a spec: a description to materialize, an array to pass through, or a nested spec. */
+/**
+ * A value in a spec: a description to materialize, an array to pass through, or a nested spec.
+ *
+ * @example
+ * ```ts
+ * import { hostArray, type SpecValue, Undef } from '@pol/core';
+ * const values: SpecValue[] = [Undef('float32', 4), hostArray(new Float32Array(4)), { w: Undef('int32', 2) }];
+ * ```
+ */
 export type SpecValue = Undef | AnyArray | Spec;
 
 /**
@@ -14,6 +22,14 @@ export type SpecValue = Undef | AnyArray | Spec;
  * (materialized recursively, so buffers bundled under one name stay bundled), or arrays, which pass
  * through untouched: put your own array under a name and that buffer is never allocated, which is
  * how a caller aliases one output in place while the rest allocate.
+ *
+ * @example
+ * ```ts
+ * import { alloc, Similar, type Spec, Undef } from '@pol/core';
+ * const spec = { layer: { w: Undef('float32', 2, 3), b: Undef('float32', 3) } } satisfies Spec;
+ * const { layer } = alloc(Similar(new Float32Array(0)), spec);
+ * console.log(layer.w.dims, layer.b.dims); // [ 2, 3 ] [ 3 ]
+ * ```
  */
 export interface Spec {
   readonly [name: string]: SpecValue;
@@ -22,6 +38,13 @@ export interface Spec {
 /**
  * The type `alloc(space, spec)` returns for a `K` space: each Undef becomes the space's array of
  * its dtype, arrays stay as they are, nested specs map recursively.
+ *
+ * @example
+ * ```ts
+ * import type { HostArray, Materialize, Undef } from '@pol/core';
+ * type Params = Materialize<{ w: Undef<'float32'>; labels: Undef<'int32'> }, 'host'>;
+ * const params: Params = { w: {} as HostArray<'float32'>, labels: {} as HostArray<'int32'> };
+ * ```
  */
 export type Materialize<S, K extends Kind> =
   S extends Undef<infer D>
@@ -32,7 +55,15 @@ export type Materialize<S, K extends Kind> =
         ? { -readonly [P in keyof S]: Materialize<S[P], K> }
         : never;
 
-/** Whether `x` is a plain object (a spec candidate), as opposed to an instance of some class. */
+/**
+ * Whether `x` is a plain object (a spec candidate), as opposed to an instance of some class.
+ *
+ * @example
+ * ```ts
+ * import { isPlainObject } from '@pol/core';
+ * console.log(isPlainObject({ a: 1 }), isPlainObject(new Float32Array(1)), isPlainObject(null)); // true false false
+ * ```
+ */
 export function isPlainObject(x: unknown): x is Record<string, unknown> {
   if (typeof x !== 'object' || x === null) return false;
   const proto = Object.getPrototypeOf(x);
@@ -42,6 +73,13 @@ export function isPlainObject(x: unknown): x is Record<string, unknown> {
 /**
  * Whether `x` is a well-formed spec, or the key path and message of its first bad value.
  * Walking the whole spec before allocating anything is what makes a bad spec change nothing.
+ *
+ * @example
+ * ```ts
+ * import { checkSpec, Undef } from '@pol/core';
+ * console.log(checkSpec({ w: Undef('float32', 2) })); // undefined
+ * console.log(checkSpec({ layer: { b: 'zeros' } })?.path); // 'layer.b'
+ * ```
  */
 export function checkSpec(x: unknown): { readonly path: string; readonly message: string } | undefined {
   if (!isPlainObject(x)) {
@@ -98,6 +136,13 @@ function build(space: Space, spec: Record<string, unknown>): Record<string, unkn
 /**
  * Materialize a spec into `space`, all or nothing: a bad spec throws before anything is allocated,
  * and a failure part-way (a full arena) rolls back what was allocated where the space supports it.
+ *
+ * @example
+ * ```ts
+ * import { materialize, Similar, Undef } from '@pol/core';
+ * const { y } = materialize(Similar(new Float32Array(0)), { y: Undef('float64', 3) });
+ * console.log(y.data); // Float64Array(3) [ 0, 0, 0 ]
+ * ```
  */
 export function materialize<K extends Kind, S extends Spec>(space: Space<K>, spec: S): Materialize<S, K> {
   const bad = checkSpec(spec);

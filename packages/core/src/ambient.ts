@@ -7,6 +7,15 @@ import { assertSpace, type Space } from './space.js';
  * (AsyncLocalStorage on Node.js, Deno and Bun; TC39 AsyncContext where a runtime ships it), which
  * carries the binding across `await`; and a synchronous stack for runtimes without one, which
  * refuses async callbacks rather than letting their continuations see a wrong binding.
+ *
+ * @example
+ * ```ts
+ * import { type AmbientStore, setAmbientStore, syncStore } from '@pol/core';
+ * const store: AmbientStore = syncStore();
+ * console.log(store.async); // false: a synchronous stack
+ * const previous = setAmbientStore(store);
+ * setAmbientStore(previous); // put the runtime's own store back
+ * ```
  */
 export interface AmbientStore {
   /** Whether bindings survive `await` inside the callback. */
@@ -143,7 +152,7 @@ export function setAmbientStore(next: AmbientStore): AmbientStore {
  * @example
  * ```ts
  * import { ambientIsAsync } from '@pol/core';
- * console.log(ambientIsAsync()); // true on Node.js
+ * console.log(ambientIsAsync()); // true: on Node.js, Deno and Bun (AsyncLocalStorage)
  * ```
  */
 export function ambientIsAsync(): boolean {

@@ -17,9 +17,14 @@ export const familyKey: unique symbol = Symbol.for('@pol/core/family') as never;
  * augmentation, which is how `alloc` computes its result type from the space's kind:
  *
  * ```ts
+ * import type { DType, PolArray } from '@pol/core';
+ *
+ * interface WasmArray<D extends DType> extends PolArray<D> {
+ *   readonly pointer: number;
+ * }
  * declare module '@pol/core' {
  *   interface ArrayTypes<D extends DType> {
- *     gpu: GpuArray<D>;
+ *     wasm: WasmArray<D>;
  *   }
  * }
  * ```
@@ -29,10 +34,27 @@ export interface ArrayTypes<D extends DType> {
   host: HostArray<D>;
 }
 
-/** The name of a kind of space (`'host'`, or a kind a backend added to {@link ArrayTypes}). */
+/**
+ * The name of a kind of space (`'host'`, or a kind a backend added to {@link ArrayTypes}).
+ *
+ * @example
+ * ```ts
+ * import type { Kind } from '@pol/core';
+ * const kind: Kind = 'host'; // 'gpu' too, once @pol/webgpu is installed
+ * ```
+ */
 export type Kind = keyof ArrayTypes<DType>;
 
-/** The array a `K` space hands out for dtype `D`: `ArrayOf<'host', 'float32'>` is `HostArray<'float32'>`. */
+/**
+ * The array a `K` space hands out for dtype `D`: `ArrayOf<'host', 'float32'>` is `HostArray<'float32'>`.
+ *
+ * @example
+ * ```ts
+ * import { alloc, type ArrayOf, Similar } from '@pol/core';
+ * const labels: ArrayOf<'host', 'int32'> = alloc(Similar(new Int32Array(0)), 'int32', 3);
+ * console.log(labels.data); // Int32Array(3) [ 0, 0, 0 ]
+ * ```
+ */
 export type ArrayOf<K extends Kind, D extends DType> = ArrayTypes<D>[K];
 
 /** What every Pol array has: an element type, a shape and a family. */
@@ -54,7 +76,16 @@ export interface HostArray<D extends DType = DType> extends PolArray<D> {
   readonly data: TypedArrayOf<D>;
 }
 
-/** Anything Pol treats as an array: a {@link PolArray} or a bare TypedArray. */
+/**
+ * Anything Pol treats as an array: a {@link PolArray} or a bare TypedArray.
+ *
+ * @example
+ * ```ts
+ * import { type AnyArray, hostArray, shapeOf } from '@pol/core';
+ * const arrays: AnyArray[] = [new Float32Array(3), hostArray(new Int8Array(6), [2, 3])];
+ * console.log(arrays.map((a) => shapeOf(a).dims)); // [ [ 3 ], [ 2, 3 ] ]
+ * ```
+ */
 export type AnyArray = PolArray | AnyTypedArray;
 
 /**
@@ -91,7 +122,16 @@ class HostArrayImpl<D extends DType> implements HostArray<D> {
   }
 }
 
-/** The family of host arrays (and of bare TypedArrays used as exemplars). */
+/**
+ * The family of host arrays (and of bare TypedArrays used as exemplars).
+ *
+ * @example
+ * ```ts
+ * import { hostArray, hostFamily } from '@pol/core';
+ * const y = hostFamily.allocSimilar(hostArray(new Float32Array(2)), 'float64', [3]);
+ * console.log(hostFamily.describe(y)); // 'float64[3] on host'
+ * ```
+ */
 export const hostFamily: ArrayFamily<'host'> = Object.freeze({
   kind: 'host',
   allocSimilar<D extends DType>(_exemplar: PolArray, dtype: D, dims: readonly number[]): HostArray<D> {
@@ -117,7 +157,7 @@ Object.defineProperty(HostArrayImpl, 'name', { value: 'HostArray' });
  * ```ts
  * import { hostArray } from '@pol/core';
  * const m = hostArray(new Float32Array(6), [2, 3]);
- * console.log(m.dtype, m.dims); // 'float32' [2, 3]
+ * console.log(m.dtype, m.dims); // 'float32' [ 2, 3 ]
  * ```
  */
 export function hostArray<T extends AnyTypedArray>(data: T, dims?: readonly number[]): HostArray<DTypeOf<T>> {
@@ -166,7 +206,15 @@ export function isArray(x: unknown): x is AnyArray {
   return familyOf(x) !== undefined;
 }
 
-/** The family of an array, or `undefined` if `x` is not one (a `familyKey` that holds no object is none). */
+/**
+ * The family of an array, or `undefined` if `x` is not one (a `familyKey` that holds no object is none).
+ *
+ * @example
+ * ```ts
+ * import { familyOf, hostFamily } from '@pol/core';
+ * console.log(familyOf(new Float32Array(2)) === hostFamily, familyOf({})); // true undefined
+ * ```
+ */
 export function familyOf(x: unknown): ArrayFamily | undefined {
   if (typeof x === 'object' && x !== null) {
     const fam: unknown = (x as { [familyKey]?: unknown })[familyKey];
@@ -175,7 +223,15 @@ export function familyOf(x: unknown): ArrayFamily | undefined {
   return dtypeOfTypedArray(x) === undefined ? undefined : hostFamily;
 }
 
-/** The dtype and dims of any array (a bare TypedArray has dims `[length]`). */
+/**
+ * The dtype and dims of any array (a bare TypedArray has dims `[length]`).
+ *
+ * @example
+ * ```ts
+ * import { hostArray, shapeOf } from '@pol/core';
+ * console.log(shapeOf(new Uint8Array(5)).dims, shapeOf(hostArray(new Int16Array(4), [2, 2])).dtype); // [ 5 ] 'int16'
+ * ```
+ */
 export function shapeOf(x: AnyArray): { readonly dtype: DType; readonly dims: readonly number[] } {
   const dtype = dtypeOfTypedArray(x);
   if (dtype !== undefined) return { dtype, dims: [(x as AnyTypedArray).length] };
@@ -196,7 +252,16 @@ type TagToDType = {
   Float16Array: 'float16';
 };
 
-/** The dtype of an array type: `DTypeOf<Float32Array>` is `'float32'`, `DTypeOf<HostArray<'int8'>>` is `'int8'`. */
+/**
+ * The dtype of an array type: `DTypeOf<Float32Array>` is `'float32'`, `DTypeOf<HostArray<'int8'>>` is `'int8'`.
+ *
+ * @example
+ * ```ts
+ * import type { DTypeOf, HostArray } from '@pol/core';
+ * const a: DTypeOf<Float32Array> = 'float32';
+ * const b: DTypeOf<HostArray<'int8'>> = 'int8';
+ * ```
+ */
 export type DTypeOf<A> = A extends { readonly dtype: infer D extends DType }
   ? D
   : A extends { readonly [Symbol.toStringTag]: infer T extends keyof TagToDType }

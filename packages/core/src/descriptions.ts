@@ -4,20 +4,54 @@ import { InvalidArgumentError, InvalidDescriptionError, NotAFrameError } from '.
 import { describeValue } from './shape.js';
 import { assertSpace, type Frame, isFrame, isSpace, type Space } from './space.js';
 
-/** The three lifetimes a kernel describes its buffers by. */
+/**
+ * The three lifetimes a kernel describes its buffers by.
+ *
+ * @example
+ * ```ts
+ * import type { Lifetime } from '@pol/core';
+ * const lifetimes: Lifetime[] = ['outputs', 'checkpoints', 'scratch'];
+ * ```
+ */
 export type Lifetime = 'outputs' | 'checkpoints' | 'scratch';
 
 /**
  * A kernel: any function. By convention a mutating kernel takes its destinations first (an object
  * of outputs), then its inputs, then one options object that carries both options and its
  * described buffers (checkpoints, scratch) by name.
+ *
+ * @example
+ * ```ts
+ * import type { HostArray, Kernel } from '@pol/core';
+ * const negate: Kernel = (out: { y: HostArray<'float32'> }, x: HostArray<'float32'>) => out.y.data.set(x.data.map((v) => -v));
+ * ```
  */
 export type Kernel = (...args: never[]) => unknown;
 
-/** A describer: given the kernel's inputs (and options), the spec of the buffers it needs. */
+/**
+ * A describer: given the kernel's inputs (and options), the spec of the buffers it needs.
+ *
+ * @example
+ * ```ts
+ * import { type Describer, type HostArray, Undef } from '@pol/core';
+ * const like: Describer = (x: HostArray<'float32'>) => ({ y: Undef(x) });
+ * ```
+ */
 export type Describer = (...args: never[]) => Spec;
 
-/** The describers of one kernel, by lifetime. A lifetime without one describes nothing. */
+/**
+ * The describers of one kernel, by lifetime. A lifetime without one describes nothing.
+ *
+ * @example
+ * ```ts
+ * import { type Descriptions, type HostArray, Undef } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * const descriptions = {
+ *   outputs: (x: F32) => ({ y: Undef(x) }),
+ *   scratch: (x: F32) => ({ tmp: Undef('float64', x.dims) }),
+ * } satisfies Descriptions;
+ * ```
+ */
 export interface Descriptions {
   /** What a pass produces; materialized unframed, owned by the caller. */
   readonly outputs?: Describer;
@@ -32,24 +66,76 @@ declare const descriptionsType: unique symbol;
 /**
  * A kernel carrying the types of its describers, as returned by {@link describe}: this is how
  * `outputs(f, ...)` knows the spec's type. At runtime it is the kernel itself, unchanged.
+ *
+ * @example
+ * ```ts
+ * import { type Described, describe, type HostArray, Undef } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * const kernel = (out: { y: F32 }, x: F32) => out.y.data.set(x.data);
+ * const descriptions = { outputs: (x: F32) => ({ y: Undef(x) }) };
+ * const copyInto: Described<typeof kernel, typeof descriptions> = describe(kernel, descriptions);
+ * ```
  */
 export type Described<F extends Kernel, D extends Descriptions> = F & { readonly [descriptionsType]?: D };
 
 type DescriptionsOf<F> = F extends { readonly [descriptionsType]?: infer D } ? (unknown extends D ? undefined : D) : undefined;
 
-/** The describer type registered for lifetime `L` of kernel `F`, or `undefined` if unknown. */
+/**
+ * The describer type registered for lifetime `L` of kernel `F`, or `undefined` if unknown.
+ *
+ * @example
+ * ```ts
+ * import { type DescriberOf, describe, type HostArray, Undef } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * const copyInto = describe((out: { y: F32 }, x: F32) => out.y.data.set(x.data), { outputs: (x: F32) => ({ y: Undef(x) }) });
+ * const describer: DescriberOf<typeof copyInto, 'outputs'> = (x: F32) => ({ y: Undef(x) });
+ * const none: DescriberOf<typeof copyInto, 'scratch'> = undefined; // described without scratch
+ * ```
+ */
 export type DescriberOf<F, L extends Lifetime> =
   DescriptionsOf<F> extends infer D ? (D extends Descriptions ? D[L] : undefined) : undefined;
 
-/** The inputs a kernel takes after its destinations. */
+/**
+ * The inputs a kernel takes after its destinations.
+ *
+ * @example
+ * ```ts
+ * import type { HostArray, KernelInputs } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * function axpyInto(out: { y: F32 }, a: number, x: F32, options: { inPlace?: boolean }) {}
+ * const inputs: KernelInputs<typeof axpyInto> = [2, {} as F32, {}]; // [a, x, options]
+ * ```
+ */
 export type KernelInputs<F> = F extends (outs: never, ...rest: infer R) => unknown ? R : unknown[];
 
-/** The arguments the lifetime-`L` describer of `F` takes (the kernel's inputs when it has none). */
+/**
+ * The arguments the lifetime-`L` describer of `F` takes (the kernel's inputs when it has none).
+ *
+ * @example
+ * ```ts
+ * import { type DescribeArgs, describe, type HostArray, hostArray, outputs, Undef } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * const scaleInto = describe((out: { y: F32 }, x: F32, k: number) => out.y.data.set(x.data.map((v) => k * v)), {
+ *   outputs: (x: F32, _k: number) => ({ y: Undef(x) }),
+ * });
+ * const args: DescribeArgs<typeof scaleInto, 'outputs'> = [hostArray(new Float32Array(2)), 3];
+ * console.log(String(outputs(scaleInto, ...args).y)); // 'Undef(float32, [2])'
+ * ```
+ */
 export type DescribeArgs<F, L extends Lifetime> = DescriberOf<F, L> extends (...args: infer A) => Spec ? A : KernelInputs<F>;
 
 /**
  * The spec type the lifetime-`L` describer of `F` returns: an empty spec when `F` was described
  * without one, `Spec` when `F`'s descriptions are not known statically.
+ *
+ * @example
+ * ```ts
+ * import { describe, type HostArray, type SpecOf, Undef } from '@pol/core';
+ * type F32 = HostArray<'float32'>;
+ * const copyInto = describe((out: { y: F32 }, x: F32) => out.y.data.set(x.data), { outputs: (x: F32) => ({ y: Undef(x) }) });
+ * const spec: SpecOf<typeof copyInto, 'outputs'> = { y: Undef('float32', 4) };
+ * const nothing: SpecOf<typeof copyInto, 'scratch'> = {}; // described without scratch: an empty spec
+ * ```
  */
 export type SpecOf<F, L extends Lifetime> =
   DescriberOf<F, L> extends (...args: never[]) => infer S ? S : DescriptionsOf<F> extends undefined ? Spec : Record<never, never>;
@@ -57,6 +143,13 @@ export type SpecOf<F, L extends Lifetime> =
 /**
  * A registry of describers for one lifetime, keyed by kernel function, callable in a describe-only
  * and a materializing form.
+ *
+ * @example
+ * ```ts
+ * import { checkpoints, type DescriptionRegistry, outputs, scratch } from '@pol/core';
+ * const registries: DescriptionRegistry<'outputs' | 'checkpoints' | 'scratch'>[] = [outputs, checkpoints, scratch];
+ * console.log(registries.map((r) => r.lifetime)); // [ 'outputs', 'checkpoints', 'scratch' ]
+ * ```
  */
 export interface DescriptionRegistry<L extends Lifetime> {
   /** The spec kernel `f` describes for these arguments (an empty spec when it has no describer). */
@@ -171,9 +264,9 @@ export const outputs: DescriptionRegistry<'outputs'> = registry('outputs');
  * @example
  * ```ts
  * import { checkpoints, Undef } from '@pol/core';
- * function norm(o: object, x: Float32Array, opts: { rstd: unknown }) {}
+ * function norm(o: object, x: Float32Array, opts?: { rstd?: Float32Array }) {}
  * checkpoints.define(norm, (x: Float32Array) => ({ rstd: Undef('float32', 1) }));
- * checkpoints(norm, new Float32Array(4)); // { rstd: Undef(float32, [1]) }
+ * console.log(String(checkpoints(norm, new Float32Array(4)).rstd)); // 'Undef(float32, [1])'
  * ```
  */
 export const checkpoints: DescriptionRegistry<'checkpoints'> = registry('checkpoints');
@@ -187,7 +280,7 @@ export const checkpoints: DescriptionRegistry<'checkpoints'> = registry('checkpo
  * @example
  * ```ts
  * import { scratch, scratchspace, Undef, Similar } from '@pol/core';
- * function sum(o: object, x: Float32Array, opts: { tmp: unknown }) {}
+ * function sum(o: object, x: Float32Array, opts?: { tmp?: Float32Array }) {}
  * scratch.define(sum, (x: Float32Array) => ({ tmp: Undef(x) }));
  * scratchspace(Similar(new Float32Array(0)), (frame) => {
  *   const { tmp } = scratch(frame, sum, new Float32Array(8));

@@ -21,7 +21,15 @@ export type DType =
 // `never` otherwise, so that these declarations compile under any `lib` setting.
 type Float16ArrayType = typeof globalThis extends { Float16Array: { prototype: infer P } } ? P : never;
 
-/** The TypedArray that holds elements of each dtype. */
+/**
+ * The TypedArray that holds elements of each dtype.
+ *
+ * @example
+ * ```ts
+ * import type { TypedArrayByDType } from '@pol/core';
+ * const halfwords: TypedArrayByDType['uint16'] = new Uint16Array(2);
+ * ```
+ */
 export interface TypedArrayByDType {
   float16: Float16ArrayType;
   float32: Float32Array;
@@ -39,17 +47,44 @@ export interface TypedArrayByDType {
 /** The TypedArray type for dtype `D`: `TypedArrayOf<'float32'>` is `Float32Array`. */
 export type TypedArrayOf<D extends DType> = TypedArrayByDType[D];
 
-/** Any TypedArray Pol can describe (every TypedArray but `Uint8ClampedArray`). */
+/**
+ * Any TypedArray Pol can describe (every TypedArray but `Uint8ClampedArray`).
+ *
+ * @example
+ * ```ts
+ * import { type AnyTypedArray, dtypeOfTypedArray } from '@pol/core';
+ * const xs: AnyTypedArray[] = [new Float32Array(1), new BigInt64Array(1)];
+ * console.log(xs.map((x) => dtypeOfTypedArray(x))); // [ 'float32', 'int64' ]
+ * ```
+ */
 export type AnyTypedArray = TypedArrayByDType[DType];
 
-/** The constructor of a TypedArray, as used to make views over a slab. */
+/**
+ * The constructor of a TypedArray, as used to make views over a slab.
+ *
+ * @example
+ * ```ts
+ * import { dtypeInfo, type TypedArrayConstructorOf } from '@pol/core';
+ * const F64: TypedArrayConstructorOf<'float64'> = dtypeInfo('float64').TypedArray;
+ * console.log(new F64(2)); // Float64Array(2) [ 0, 0 ]
+ * ```
+ */
 export interface TypedArrayConstructorOf<D extends DType> {
   readonly BYTES_PER_ELEMENT: number;
   new (length: number): TypedArrayOf<D>;
   new (buffer: ArrayBufferLike, byteOffset: number, length: number): TypedArrayOf<D>;
 }
 
-/** What Pol knows of a dtype. */
+/**
+ * What Pol knows of a dtype.
+ *
+ * @example
+ * ```ts
+ * import { dtypeInfo, type DTypeInfo } from '@pol/core';
+ * const info: DTypeInfo<'int16'> = dtypeInfo('int16');
+ * console.log(info.byteSize, info.float, info.bigint); // 2 false false
+ * ```
+ */
 export interface DTypeInfo<D extends DType = DType> {
   /** The dtype's name, such as `'float32'`. */
   readonly name: D;

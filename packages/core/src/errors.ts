@@ -36,6 +36,16 @@ export class PolError extends Error {
 /**
  * Dims that do not describe an array: negative, fractional, not finite, or so large that the byte
  * size is no longer exactly representable (`Number.MAX_SAFE_INTEGER`).
+ *
+ * @example
+ * ```ts
+ * import { InvalidShapeError, Undef } from '@pol/core';
+ * try {
+ *   Undef('float32', 2.5);
+ * } catch (e) {
+ *   console.log(e instanceof InvalidShapeError, (e as InvalidShapeError).code); // true 'POL_INVALID_SHAPE'
+ * }
+ * ```
  */
 export class InvalidShapeError extends PolError {
   constructor(message: string) {
@@ -43,21 +53,57 @@ export class InvalidShapeError extends PolError {
   }
 }
 
-/** A dtype name Pol does not know, or one this runtime has no TypedArray for (`float16`). */
+/**
+ * A dtype name Pol does not know, or one this runtime has no TypedArray for (`float16`).
+ *
+ * @example
+ * ```ts
+ * import { type DType, UnknownDTypeError, Undef } from '@pol/core';
+ * try {
+ *   Undef('complex64' as DType, 2);
+ * } catch (e) {
+ *   console.log(e instanceof UnknownDTypeError, (e as UnknownDTypeError).code); // true 'POL_UNKNOWN_DTYPE'
+ * }
+ * ```
+ */
 export class UnknownDTypeError extends PolError {
   constructor(message: string) {
     super('POL_UNKNOWN_DTYPE', message);
   }
 }
 
-/** Something was passed where a {@link Space} was required. */
+/**
+ * Something was passed where a {@link Space} was required.
+ *
+ * @example
+ * ```ts
+ * import { assertSpace, NotASpaceError } from '@pol/core';
+ * try {
+ *   assertSpace(new ArrayBuffer(8), 'my verb'); // a slab is not a space: wrap it in an Arena
+ * } catch (e) {
+ *   console.log(e instanceof NotASpaceError, (e as NotASpaceError).code); // true 'POL_NOT_A_SPACE'
+ * }
+ * ```
+ */
 export class NotASpaceError extends PolError {
   constructor(message: string) {
     super('POL_NOT_A_SPACE', message);
   }
 }
 
-/** A spec holds a value that is neither an Undef, a nested spec, nor an array. The message names the key path. */
+/**
+ * A spec holds a value that is neither an Undef, a nested spec, nor an array. The message names the key path.
+ *
+ * @example
+ * ```ts
+ * import { alloc, InvalidSpecError, Similar, Undef } from '@pol/core';
+ * try {
+ *   alloc(Similar(new Float32Array(0)), { layers: { w: Undef('float32', 2), b: 3 as never } });
+ * } catch (e) {
+ *   console.log((e as InvalidSpecError).code, (e as InvalidSpecError).path); // 'POL_INVALID_SPEC' 'layers.b'
+ * }
+ * ```
+ */
 export class InvalidSpecError extends PolError {
   /** The key path of the offending value, such as `'layers.w'`. */
   readonly path: string;
@@ -68,7 +114,19 @@ export class InvalidSpecError extends PolError {
   }
 }
 
-/** `ambientspace()` was called with no enclosing `withspace` or `scratchspace` block. */
+/**
+ * `ambientspace()` was called with no enclosing `withspace` or `scratchspace` block.
+ *
+ * @example
+ * ```ts
+ * import { ambientspace, NoAmbientSpaceError } from '@pol/core';
+ * try {
+ *   ambientspace(); // outside every withspace and scratchspace block
+ * } catch (e) {
+ *   console.log(e instanceof NoAmbientSpaceError, (e as NoAmbientSpaceError).code); // true 'POL_NO_AMBIENT_SPACE'
+ * }
+ * ```
+ */
 export class NoAmbientSpaceError extends PolError {
   constructor(message: string) {
     super('POL_NO_AMBIENT_SPACE', message);
@@ -78,6 +136,19 @@ export class NoAmbientSpaceError extends PolError {
 /**
  * An async callback was given to `withspace` or `scratchspace` on a runtime that cannot carry the
  * ambient space across `await` (no AsyncLocalStorage or AsyncContext).
+ *
+ * @example
+ * ```ts
+ * import { AsyncScopeUnsupportedError, setAmbientStore, Similar, syncStore, withspace } from '@pol/core';
+ * const previous = setAmbientStore(syncStore()); // as on a runtime without AsyncLocalStorage
+ * try {
+ *   withspace(Similar(new Float32Array(0)), async () => {});
+ * } catch (e) {
+ *   console.log(e instanceof AsyncScopeUnsupportedError, (e as AsyncScopeUnsupportedError).code); // true 'POL_ASYNC_SCOPE_UNSUPPORTED'
+ * } finally {
+ *   setAmbientStore(previous);
+ * }
+ * ```
  */
 export class AsyncScopeUnsupportedError extends PolError {
   constructor(message: string) {
@@ -85,28 +156,80 @@ export class AsyncScopeUnsupportedError extends PolError {
   }
 }
 
-/** Something other than a {@link Frame} was passed where scratch lifetime requires one. */
+/**
+ * Something other than a {@link Frame} was passed where scratch lifetime requires one.
+ *
+ * @example
+ * ```ts
+ * import { NotAFrameError, scratch, Similar, Undef } from '@pol/core';
+ * function sum(o: object, x: Float32Array) {}
+ * scratch.define(sum, (x: Float32Array) => ({ tmp: Undef(x) }));
+ * try {
+ *   scratch(Similar(new Float32Array(0)) as never, sum, new Float32Array(4)); // a space, not a frame
+ * } catch (e) {
+ *   console.log(e instanceof NotAFrameError, (e as NotAFrameError).code); // true 'POL_NOT_A_FRAME'
+ * }
+ * ```
+ */
 export class NotAFrameError extends PolError {
   constructor(message: string) {
     super('POL_NOT_A_FRAME', message);
   }
 }
 
-/** A describer registered for a kernel returned something that is not a spec, or is not a function. */
+/**
+ * A describer registered for a kernel returned something that is not a spec, or is not a function.
+ *
+ * @example
+ * ```ts
+ * import { InvalidDescriptionError, outputs } from '@pol/core';
+ * function kernel(o: object, x: Float32Array) {}
+ * try {
+ *   outputs.define(kernel, 'y' as never); // a describer is a function returning a spec
+ * } catch (e) {
+ *   console.log(e instanceof InvalidDescriptionError, (e as InvalidDescriptionError).code); // true 'POL_INVALID_DESCRIPTION'
+ * }
+ * ```
+ */
 export class InvalidDescriptionError extends PolError {
   constructor(message: string) {
     super('POL_INVALID_DESCRIPTION', message);
   }
 }
 
-/** Something other than an array was passed where an exemplar array was required. */
+/**
+ * Something other than an array was passed where an exemplar array was required.
+ *
+ * @example
+ * ```ts
+ * import { NotAnArrayError, Similar } from '@pol/core';
+ * try {
+ *   Similar([1, 2, 3] as never); // a JavaScript array is not a typed array
+ * } catch (e) {
+ *   console.log(e instanceof NotAnArrayError, (e as NotAnArrayError).code); // true 'POL_NOT_AN_ARRAY'
+ * }
+ * ```
+ */
 export class NotAnArrayError extends PolError {
   constructor(message: string) {
     super('POL_NOT_AN_ARRAY', message);
   }
 }
 
-/** A frame was used (to allocate, or to open a nested frame) after it had closed. */
+/**
+ * A frame was used (to allocate, or to open a nested frame) after it had closed.
+ *
+ * @example
+ * ```ts
+ * import { alloc, FrameClosedError, scratchspace, Similar } from '@pol/core';
+ * const frame = scratchspace(Similar(new Float32Array(0)), (f) => f); // escapes its block: closed
+ * try {
+ *   alloc(frame, 'float32', 4);
+ * } catch (e) {
+ *   console.log(e instanceof FrameClosedError, (e as FrameClosedError).code); // true 'POL_FRAME_CLOSED'
+ * }
+ * ```
+ */
 export class FrameClosedError extends PolError {
   constructor(message: string) {
     super('POL_FRAME_CLOSED', message);
@@ -129,6 +252,14 @@ export class FrameClosedError extends PolError {
  * began, so it creates nothing, and the same allocation sequence gives the same offsets on every
  * run, which replay depends on. Warm up eagerly, read the arena's watermark, size the slab from it,
  * then capture.
+ *
+ * @example
+ * ```ts
+ * import { CaptureViolation } from '@pol/core';
+ * // What a backend throws when a GC allocation is asked for while its device records a capture:
+ * const e = new CaptureViolation('A new float32[1024] array', 'Similar(float32[1024] on gpu)');
+ * console.log(e.code, e.message.includes('Pass an Arena')); // 'POL_CAPTURE_VIOLATION' true
+ * ```
  */
 export class CaptureViolation extends PolError {
   /**
@@ -158,7 +289,19 @@ export class CaptureViolation extends PolError {
   }
 }
 
-/** An argument of the wrong type where no more specific kind applies (a callback that is not a function, say). */
+/**
+ * An argument of the wrong type where no more specific kind applies (a callback that is not a function, say).
+ *
+ * @example
+ * ```ts
+ * import { InvalidArgumentError, Similar, withspace } from '@pol/core';
+ * try {
+ *   withspace(Similar(new Float32Array(0)), 42 as never); // the callback must be a function
+ * } catch (e) {
+ *   console.log(e instanceof InvalidArgumentError, (e as InvalidArgumentError).code); // true 'POL_INVALID_ARGUMENT'
+ * }
+ * ```
+ */
 export class InvalidArgumentError extends PolError {
   constructor(message: string) {
     super('POL_INVALID_ARGUMENT', message);

@@ -86,7 +86,15 @@ export function frozenDims(dims: readonly number[]): readonly number[] {
   return Object.freeze(copy);
 }
 
-/** A short, safe rendering of any value for an error message. */
+/**
+ * A short, safe rendering of any value for an error message.
+ *
+ * @example
+ * ```ts
+ * import { describeValue } from '@pol/core';
+ * console.log(describeValue(new ArrayBuffer(8)), describeValue(undefined)); // 'an ArrayBuffer' 'undefined'
+ * ```
+ */
 export function describeValue(x: unknown): string {
   if (typeof x === 'string') return `'${x}'`;
   if (typeof x === 'bigint') return `${x}n`;

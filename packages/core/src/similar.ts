@@ -17,6 +17,13 @@ import { type Frame, openFrameKey, type Space, spaceKey } from './space.js';
 /**
  * The kind of space `Similar(x)` gives for an array of type `A`: `'host'` for TypedArrays and host
  * arrays, the backend's kind for its arrays (found through {@link ArrayTypes}).
+ *
+ * @example
+ * ```ts
+ * import type { HostArray, KindOf } from '@pol/core';
+ * const a: KindOf<Float32Array> = 'host';
+ * const b: KindOf<HostArray<'int8'>> = 'host';
+ * ```
  */
 export type KindOf<A> = A extends AnyTypedArray ? 'host' : [FindKind<A>] extends [never] ? Kind : FindKind<A>;
 

@@ -61,7 +61,17 @@ export interface Space<K extends Kind = Kind> {
   readonly [rollbackKey]?: (token: unknown) => void;
 }
 
-/** The brand every frame carries. */
+/**
+ * The brand every frame carries.
+ *
+ * @example
+ * ```ts
+ * import { frameKey, scratchspace, Similar } from '@pol/core';
+ * scratchspace(Similar(new Float32Array(0)), (frame) => {
+ *   console.log(frame[frameKey]); // true
+ * });
+ * ```
+ */
 export const frameKey: unique symbol = Symbol.for('@pol/core/frame') as never;
 
 /**

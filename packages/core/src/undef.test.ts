@@ -223,3 +223,11 @@ describe('Undef properties', () => {
     );
   });
 });
+
+describe('Undef in Node’s inspector', () => {
+  it('prints its dtype and dims rather than an empty object', () => {
+    const inspect = Symbol.for('nodejs.util.inspect.custom');
+    const u = Undef('float32', 3, 4) as unknown as Record<symbol, () => string>;
+    expect(u[inspect]?.()).toBe('Undef(float32, [3, 4])');
+  });
+});

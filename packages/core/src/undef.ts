@@ -63,6 +63,12 @@ class UndefImpl<D extends DType> implements Undef<D> {
   toString(): string {
     return `Undef(${this.dtype}, [${this.dims.join(', ')}])`;
   }
+
+  // Node's console.log and util.inspect read this; the fields are private, so without it they
+  // would print an empty object.
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return this.toString();
+  }
 }
 
 Object.defineProperty(UndefImpl.prototype, undefKey, { value: true });
@@ -99,7 +105,7 @@ function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
  * const c = Undef(x); // float64 [8]
  * const d = Undef(x, 'int32'); // int32 [8]
  * const e = Undef(x, [2, 2]); // float64 [2, 2]
- * console.log(String(a), a.byteLength); // Undef(float32, [3, 4]) 48
+ * console.log(String(a), a.byteLength); // 'Undef(float32, [3, 4])' 48
  * ```
  */
 export function Undef<D extends DType>(dtype: D, dims: readonly number[]): Undef<D>;

@@ -4,6 +4,7 @@
  * frame on it); `Shadows` pairs primals with zeroed gradient buffers for reverse-mode kernels.
  *
  * @packageDocumentation
+ * @module @pol/verbs
  */
 
 export {

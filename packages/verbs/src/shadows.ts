@@ -152,7 +152,7 @@ export function shadowSpec<P extends object>(primals: P & Primal<P>): ShadowSpec
  * import { Shadows } from '@pol/verbs';
  * const params = { layer: { w: hostArray(new Float32Array(6), [2, 3]), b: hostArray(new Float32Array(3)) } };
  * const grads = Shadows(Similar(params.layer.w), params);
- * console.log(grads.layer.w.dims, grads.layer.b.data[0]); // [2, 3] 0
+ * console.log(grads.layer.w.dims, grads.layer.b.data[0]); // [ 2, 3 ] 0
  * ```
  */
 export function Shadows<K extends Kind, P extends object>(space: Space<K>, primals: P & Primal<P>): ShadowsOf<P, K>;

@@ -40,9 +40,14 @@ declare module '@pol/core' {
  * @example
  * ```ts
  * import { alloc } from '@pol/core';
- * import type { GpuArray } from '@pol/webgpu';
+ * import { deviceArena, type GpuArray } from '@pol/webgpu';
+ * const arena = deviceArena(device, 1 << 16);
  * const y: GpuArray<'float32'> = alloc(arena, 'float32', [64]);
- * device.createBindGroup({ layout, entries: [{ binding: 0, resource: y }] }); // a GPUBufferBinding
+ * const layout = device.createBindGroupLayout({
+ *   entries: [{ binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: 'storage' } }],
+ * });
+ * device.createBindGroup({ layout, entries: [{ binding: 0, resource: y }] }); // y is a GPUBufferBinding
+ * console.log(y.offset, y.size, y.buffer === arena.slab.buffer); // 0 256 true
  * ```
  */
 export interface GpuArray<D extends DType = DType> extends PolArray<D>, GPUBufferBinding {
@@ -219,9 +224,10 @@ export function makeGpuArray<D extends DType>(
  *
  * @example
  * ```ts
- * import { isGpuArray } from '@pol/webgpu';
- * isGpuArray(alloc(arena, 'float32', 4)); // true
- * isGpuArray(new Float32Array(4)); // false
+ * import { alloc } from '@pol/core';
+ * import { deviceArena, isGpuArray } from '@pol/webgpu';
+ * const arena = deviceArena(device, 4096);
+ * console.log(isGpuArray(alloc(arena, 'float32', 4)), isGpuArray(new Float32Array(4))); // true false
  * ```
  */
 export function isGpuArray(x: unknown): x is GpuArray {

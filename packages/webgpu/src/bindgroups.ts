@@ -39,12 +39,24 @@ const roots = new WeakMap<GPUBindGroupLayout, Node>();
  * @throws {GpuAllocationError} when `device.createBindGroup` throws.
  * @example
  * ```ts
- * import { bindGroup } from '@pol/webgpu';
+ * import { alloc } from '@pol/core';
+ * import { bindGroup, deviceArena } from '@pol/webgpu';
+ * const arena = deviceArena(device, 1 << 16); // the device meets Pol before its pipelines are made
+ * const module = device.createShaderModule({
+ *   code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+ *   @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+ *     if (id.x < arrayLength(&x)) { x[id.x] *= 2.0; }
+ *   }`,
+ * });
+ * const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
  * const layout = pipeline.getBindGroupLayout(0);
+ * const groups = new Set<GPUBindGroup>();
  * for (let step = 0; step < 1000; step++) {
- *   const group = bindGroup(device, layout, [x, w, y]); // created once, then found
- *   pass.setBindGroup(0, group);
+ *   const x = alloc(arena, 'float32', [256]); // the same range every step...
+ *   groups.add(bindGroup(device, layout, [x])); // ...so the same group: created once, then found
+ *   arena.reset();
  * }
+ * console.log(groups.size); // 1
  * ```
  */
 export function bindGroup(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly GPUBufferBinding[]): GPUBindGroup {

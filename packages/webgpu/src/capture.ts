@@ -41,9 +41,18 @@ import type { DeviceSlab } from './slab.js';
  * @example
  * ```ts
  * import { Arena } from '@pol/arena';
- * import { capture, deviceSlab } from '@pol/webgpu';
- * const arena = new Arena(deviceSlab(device, bytes)); // not made by deviceArena: name it
- * const graph = await capture(device, () => step(arena), { arenas: [arena], label: 'step' });
+ * import { alloc } from '@pol/core';
+ * import { type CaptureOptions, capture, deviceSlab } from '@pol/webgpu';
+ * const arena = new Arena(deviceSlab(device, 1 << 16)); // not made by deviceArena: name it
+ * const x = alloc(arena, 'float32', [64]);
+ * const clear = () => {
+ *   const encoder = device.createCommandEncoder();
+ *   encoder.clearBuffer(x.buffer, x.offset, x.size);
+ *   device.queue.submit([encoder.finish()]);
+ * };
+ * const options: CaptureOptions = { arenas: [arena], label: 'clear x' };
+ * const graph = await capture(device, clear, options);
+ * console.log(graph.label, graph.stats.copies); // 'clear x' 1
  * ```
  */
 export interface CaptureOptions {
@@ -61,8 +70,16 @@ export interface CaptureOptions {
  *
  * @example
  * ```ts
- * const graph = await capture(device, step);
- * console.log(graph.stats); // { submits: 1, passes: 1, dispatches: 2, copies: 0 }
+ * import { alloc } from '@pol/core';
+ * import { capture, deviceArena, type GraphStats } from '@pol/webgpu';
+ * const x = alloc(deviceArena(device, 4096), 'float32', [64]);
+ * const graph = await capture(device, () => {
+ *     const encoder = device.createCommandEncoder();
+ *     encoder.clearBuffer(x.buffer, x.offset, x.size);
+ *     device.queue.submit([encoder.finish()]);
+ *   });
+ * const { submits, passes, dispatches, copies }: GraphStats = graph.stats;
+ * console.log(submits, passes, dispatches, copies); // 1 0 0 1
  * ```
  */
 export interface GraphStats {
@@ -86,11 +103,32 @@ export interface GraphStats {
  *
  * @example
  * ```ts
- * import { capture, upload, download } from '@pol/webgpu';
- * const graph = await capture(device, () => forward(arena, x, y));
- * upload(x, nextInput);
+ * import { alloc } from '@pol/core';
+ * import { bindGroup, capture, deviceArena, download, type Graph, upload } from '@pol/webgpu';
+ * const arena = deviceArena(device, 1 << 16);
+ * const module = device.createShaderModule({
+ *   code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+ *   @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+ *     if (id.x < arrayLength(&x)) { x[id.x] *= 2.0; }
+ *   }`,
+ * });
+ * const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+ * const x = alloc(arena, 'float32', [4]);
+ * const double = () => {
+ *   const encoder = device.createCommandEncoder();
+ *   const pass = encoder.beginComputePass();
+ *   pass.setPipeline(pipeline);
+ *   pass.setBindGroup(0, bindGroup(device, pipeline.getBindGroupLayout(0), [x]));
+ *   pass.dispatchWorkgroups(1);
+ *   pass.end();
+ *   device.queue.submit([encoder.finish()]);
+ * };
+ * upload(x, Float32Array.of(1, 2, 3, 4));
+ * const graph: Graph = await capture(device, double); // runs once, for real: x is [2, 4, 6, 8]
+ * graph.replay(); // [4, 8, 12, 16]
+ * upload(x, Float32Array.of(1, 1, 1, 1)); // a new input, written before a replay
  * graph.replay();
- * const result = await download(y);
+ * console.log((await download(x)).data); // Float32Array(4) [ 2, 2, 2, 2 ]
  * graph.dispose();
  * ```
  */
@@ -627,15 +665,53 @@ function isThenable(x: unknown): boolean {
  * buffer, or binds a slab whose arena Pol does not know; (as a rejection) for a device error.
  * @example
  * ```ts
- * import { capture, deviceArena, upload, download } from '@pol/webgpu';
- * import { watermark } from '@pol/arena';
- * const warm = deviceArena(device, 16 << 20);
- * forward(warm, x, y); // warm-up: compiles pipelines, measures the arena
- * const arena = deviceArena(device, watermark(warm));
- * const graph = await capture(device, () => forward(arena, x, y));
- * upload(x, nextInput);
- * graph.replay();
- * console.log((await download(y)).data);
+ * import { type Arena, watermark } from '@pol/arena';
+ * import { alloc, scratchspace } from '@pol/core';
+ * import { bindGroup, capture, deviceArena, download, type GpuArray, upload } from '@pol/webgpu';
+ *
+ * const module = device.createShaderModule({
+ *   code: `@group(0) @binding(0) var<storage, read_write> src: array<f32>;
+ *   @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+ *   @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+ *     if (id.x < arrayLength(&dst)) { dst[id.x] = 2.0 * src[id.x]; }
+ *   }`,
+ * });
+ * const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+ *
+ * // The step: y = 4x, through t = 2x, a scratch array in a frame.
+ * function step(arena: Arena<'gpu'>, x: GpuArray<'float32'>, y: GpuArray<'float32'>): void {
+ *   scratchspace(arena, (frame) => {
+ *     const t = alloc(frame, 'float32', x.dims);
+ *     const encoder = device.createCommandEncoder();
+ *     const pass = encoder.beginComputePass();
+ *     pass.setPipeline(pipeline);
+ *     for (const [src, dst] of [[x, t], [t, y]] as const) {
+ *       pass.setBindGroup(0, bindGroup(device, pipeline.getBindGroupLayout(0), [src, dst]));
+ *       pass.dispatchWorkgroups(Math.ceil(x.length / 64));
+ *     }
+ *     pass.end();
+ *     device.queue.submit([encoder.finish()]);
+ *   });
+ * }
+ *
+ * // 1. Warm up eagerly, on a generous arena (the pipeline is compiled already).
+ * const warm = deviceArena(device, 1 << 20, { label: 'warm-up' });
+ * step(warm, alloc(warm, 'float32', [1000]), alloc(warm, 'float32', [1000]));
+ * // 2. Read the watermark: the peak bytes the step used, scratch included.
+ * const bytes = watermark(warm);
+ * warm.slab.destroy();
+ * // 3. Size the slab from it, and make the same allocations.
+ * const arena = deviceArena(device, bytes, { label: 'step' });
+ * const x = alloc(arena, 'float32', [1000]);
+ * const y = alloc(arena, 'float32', [1000]);
+ * // 4. Capture: the step runs once, for real, while its commands are recorded.
+ * upload(x, new Float32Array(1000).fill(1));
+ * const graph = await capture(device, () => step(arena, x, y), { label: 'y = 4x' });
+ * // 5. Replay: write new inputs into the captured arrays, replay, read.
+ * upload(x, new Float32Array(1000).fill(3));
+ * graph.replay(); // one encoder, one submit, none of the step's JavaScript
+ * console.log(bytes, (await download(y)).data[999]); // 12192 12
+ * graph.dispose();
  * ```
  */
 export function capture(device: GPUDevice, step: () => void, options?: CaptureOptions): Promise<Graph> {

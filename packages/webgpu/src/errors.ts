@@ -46,11 +46,17 @@ export class GpuLimitError extends PolError {
  *
  * @example
  * ```ts
- * import { DeviceLostError, upload } from '@pol/webgpu';
+ * import { alloc } from '@pol/core';
+ * import { DeviceLostError, deviceArena, upload } from '@pol/webgpu';
+ * const otherAdapter = await gpu.requestAdapter(); // gpu: navigator.gpu in a browser
+ * if (otherAdapter === null) throw new Error('No WebGPU adapter.');
+ * const other = await otherAdapter.requestDevice();
+ * const x = alloc(deviceArena(other, 4096), 'float32', [4]);
+ * other.destroy();
  * try {
- *   upload(x, data);
+ *   upload(x, Float32Array.of(1, 2, 3, 4));
  * } catch (e) {
- *   if (e instanceof DeviceLostError) console.log(e.reason); // 'destroyed' or 'unknown'
+ *   if (e instanceof DeviceLostError) console.log(e.code, e.reason); // 'POL_GPU_DEVICE_LOST' 'destroyed'
  * }
  * ```
  */
@@ -70,8 +76,19 @@ export class DeviceLostError extends PolError {
  *
  * @example
  * ```ts
- * import { GpuAllocationError } from '@pol/webgpu';
- * // e.code === 'POL_GPU_ALLOCATION_FAILED', e.cause is what the device threw
+ * import { deviceSlab, GpuAllocationError } from '@pol/webgpu';
+ * const otherAdapter = await gpu.requestAdapter(); // gpu: navigator.gpu in a browser
+ * if (otherAdapter === null) throw new Error('No WebGPU adapter.');
+ * const other = await otherAdapter.requestDevice();
+ * other.createBuffer = () => {
+ *   throw new RangeError('out of memory'); // as a device out of memory would
+ * };
+ * try {
+ *   deviceSlab(other, 1 << 20);
+ * } catch (e) {
+ *   if (e instanceof GpuAllocationError) console.log(e.code, (e.cause as Error).message); // 'POL_GPU_ALLOCATION_FAILED' 'out of memory'
+ * }
+ * other.destroy();
  * ```
  */
 export class GpuAllocationError extends PolError {
@@ -86,8 +103,15 @@ export class GpuAllocationError extends PolError {
  *
  * @example
  * ```ts
- * import { ReadbackError } from '@pol/webgpu';
- * // e.code === 'POL_GPU_READBACK_FAILED'
+ * import { alloc } from '@pol/core';
+ * import { DeviceLostError, deviceArena, download, ReadbackError } from '@pol/webgpu';
+ * const y = alloc(deviceArena(device, 4096), 'float32', [4]);
+ * try {
+ *   console.log((await download(y)).data); // Float32Array(4) [ 0, 0, 0, 0 ]
+ * } catch (e) {
+ *   // The mapping was refused, or the device went away during the read: the data is not coming.
+ *   if (!(e instanceof ReadbackError || e instanceof DeviceLostError)) throw e;
+ * }
  * ```
  */
 export class ReadbackError extends PolError {
@@ -103,11 +127,17 @@ export class ReadbackError extends PolError {
  *
  * @example
  * ```ts
- * import { capture, CaptureFailedError } from '@pol/webgpu';
+ * import { alloc } from '@pol/core';
+ * import { CaptureFailedError, capture, deviceArena } from '@pol/webgpu';
+ * const x = alloc(deviceArena(device, 4096), 'float32', [4]);
  * try {
- *   await capture(device, step);
+ *   await capture(device, () => {
+ *     const encoder = device.createCommandEncoder();
+ *     encoder.clearBuffer(x.buffer, 2, 4); // offsets must be multiples of 4: a validation error
+ *     device.queue.submit([encoder.finish()]);
+ *   });
  * } catch (e) {
- *   if (e instanceof CaptureFailedError) console.error(e.message);
+ *   if (e instanceof CaptureFailedError) console.log(e.code); // 'POL_GPU_CAPTURE_FAILED'
  * }
  * ```
  */
@@ -124,11 +154,33 @@ export class CaptureFailedError extends PolError {
  *
  * @example
  * ```ts
- * import { GraphInvalidError } from '@pol/webgpu';
+ * import { mark, retract } from '@pol/arena';
+ * import { alloc } from '@pol/core';
+ * import { bindGroup, capture, deviceArena, GraphInvalidError } from '@pol/webgpu';
+ * const arena = deviceArena(device, 4096);
+ * const module = device.createShaderModule({
+ *   code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+ *   @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+ *     if (id.x < arrayLength(&x)) { x[id.x] *= 2.0; }
+ *   }`,
+ * });
+ * const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+ * const start = mark(arena);
+ * const x = alloc(arena, 'float32', [4]);
+ * const graph = await capture(device, () => {
+ *   const encoder = device.createCommandEncoder();
+ *   const pass = encoder.beginComputePass();
+ *   pass.setPipeline(pipeline);
+ *   pass.setBindGroup(0, bindGroup(device, pipeline.getBindGroupLayout(0), [x]));
+ *   pass.dispatchWorkgroups(1);
+ *   pass.end();
+ *   device.queue.submit([encoder.finish()]);
+ * });
+ * retract(arena, start); // x's bytes are released: replaying would write to whatever is carved there next
  * try {
  *   graph.replay();
  * } catch (e) {
- *   if (e instanceof GraphInvalidError) console.log(e.reason);
+ *   if (e instanceof GraphInvalidError) console.log(e.code, graph.valid); // 'POL_GPU_GRAPH_INVALID' false
  * }
  * ```
  */
@@ -150,8 +202,28 @@ export class GraphInvalidError extends PolError {
  *
  * @example
  * ```ts
- * import { UsageConflictError } from '@pol/webgpu';
- * // thrown by pass.dispatchWorkgroups(...) on a device with a checked arena
+ * import { alloc } from '@pol/core';
+ * import { deviceArena, UsageConflictError } from '@pol/webgpu';
+ * const arena = deviceArena(device, 4096, { checked: true }); // before the module and pipeline
+ * const module = device.createShaderModule({
+ *   code: `@group(0) @binding(0) var<storage, read> src: array<f32>;
+ *   @group(0) @binding(1) var<storage, read_write> dst: array<f32>;
+ *   @compute @workgroup_size(1) fn main() { dst[0] = src[0]; }`,
+ * });
+ * const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+ * const src = alloc(arena, 'float32', [4]);
+ * const dst = alloc(arena, 'float32', [4]); // another range of the same GPUBuffer
+ * const encoder = device.createCommandEncoder();
+ * const pass = encoder.beginComputePass();
+ * pass.setPipeline(pipeline);
+ * const entries = [src, dst].map((resource, binding) => ({ binding, resource }));
+ * pass.setBindGroup(0, device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }));
+ * try {
+ *   pass.dispatchWorkgroups(1); // one buffer, read-only and writable in one dispatch
+ * } catch (e) {
+ *   if (e instanceof UsageConflictError) console.log(e.code); // 'POL_GPU_USAGE_CONFLICT'
+ * }
+ * pass.end();
  * ```
  */
 export class UsageConflictError extends PolError {
@@ -168,8 +240,14 @@ export class UsageConflictError extends PolError {
  * @example
  * ```ts
  * import { CaptureViolation } from '@pol/core';
- * // device.createShaderModule(...) inside a captured step throws a CaptureViolation:
- * // "Creating a shader module on device 'main' while it records a capture: ... warm up first"
+ * import { capture, GpuCaptureViolation } from '@pol/webgpu';
+ * try {
+ *   await capture(device, () => {
+ *     device.createShaderModule({ code: '@compute @workgroup_size(1) fn main() {}' }); // compiling: warm up first
+ *   });
+ * } catch (e) {
+ *   if (e instanceof GpuCaptureViolation) console.log(e instanceof CaptureViolation, e.attempted); // true '...createShaderModule'
+ * }
  * ```
  */
 export class GpuCaptureViolation extends CaptureViolation {

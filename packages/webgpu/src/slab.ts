@@ -45,10 +45,12 @@ declare module '@pol/arena' {
  * @example
  * ```ts
  * import { Arena } from '@pol/arena';
- * import { deviceSlab } from '@pol/webgpu';
- * const slab = deviceSlab(device, 1 << 20, { label: 'activations' });
+ * import { type DeviceSlab, deviceSlab } from '@pol/webgpu';
+ * const slab: DeviceSlab = deviceSlab(device, 1 << 20, { label: 'activations' });
  * const arena = new Arena(slab); // Arena<'gpu'>
- * slab.buffer.size; // 1048576
+ * console.log(slab.buffer.size, slab.label); // 1048576 'activations'
+ * slab.destroy();
+ * console.log(slab.destroyed); // true
  * ```
  */
 export interface DeviceSlab {
@@ -75,8 +77,10 @@ export interface DeviceSlab {
  *
  * @example
  * ```ts
- * import { deviceSlab } from '@pol/webgpu';
- * const slab = deviceSlab(device, 4096, { label: 'uniforms', usage: GPUBufferUsage.UNIFORM });
+ * import { deviceSlab, type DeviceSlabOptions } from '@pol/webgpu';
+ * const options: DeviceSlabOptions = { label: 'uniforms', usage: GPUBufferUsage.UNIFORM };
+ * const slab = deviceSlab(device, 4096, options);
+ * console.log((slab.buffer.usage & GPUBufferUsage.UNIFORM) !== 0); // true
  * ```
  */
 export interface DeviceSlabOptions {
@@ -94,8 +98,10 @@ export interface DeviceSlabOptions {
  *
  * @example
  * ```ts
- * import { deviceArena } from '@pol/webgpu';
- * const arena = deviceArena(device, 1 << 20, { label: 'activations', checked: true });
+ * import { type DeviceArenaOptions, deviceArena } from '@pol/webgpu';
+ * const options: DeviceArenaOptions = { label: 'activations', checked: true };
+ * const arena = deviceArena(device, 1 << 20, options);
+ * console.log(arena.checked, arena.alignment >= device.limits.minStorageBufferOffsetAlignment); // true true
  * ```
  */
 export interface DeviceArenaOptions extends DeviceSlabOptions {
@@ -115,7 +121,7 @@ export interface DeviceArenaOptions extends DeviceSlabOptions {
  * @example
  * ```ts
  * import { deviceSlab, slabUsage } from '@pol/webgpu';
- * deviceSlab(device, 256).buffer.usage === slabUsage; // true
+ * console.log(deviceSlab(device, 256).buffer.usage === slabUsage); // true
  * ```
  */
 export const slabUsage: number = Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST;
@@ -168,8 +174,7 @@ class SlabImpl implements DeviceSlab, BufferOwner {
  * @example
  * ```ts
  * import { deviceSlab, isDeviceSlab } from '@pol/webgpu';
- * isDeviceSlab(deviceSlab(device, 256)); // true
- * isDeviceSlab(new ArrayBuffer(256)); // false
+ * console.log(isDeviceSlab(deviceSlab(device, 256)), isDeviceSlab(new ArrayBuffer(256))); // true false
  * ```
  */
 export function isDeviceSlab(x: unknown): x is DeviceSlab {
@@ -390,12 +395,18 @@ function readSlabOptions(options: unknown, what: 'deviceSlab' | 'deviceArena'): 
  * `minStorageBufferOffsetAlignment`. Nothing is left allocated when it throws.
  * @example
  * ```ts
- * import { alloc } from '@pol/core';
  * import { watermark } from '@pol/arena';
+ * import { alloc, scratchspace } from '@pol/core';
  * import { deviceArena } from '@pol/webgpu';
+ * const step = (arena: typeof warm) => {
+ *   alloc(arena, 'float32', [1000]); // an output
+ *   scratchspace(arena, (frame) => alloc(frame, 'float32', [4000])); // and scratch
+ * };
  * const warm = deviceArena(device, 64 << 20); // generous, for the warm-up pass
  * step(warm);
  * const arena = deviceArena(device, watermark(warm), { label: 'step' }); // sized to fit
+ * step(arena); // fits exactly
+ * console.log(watermark(warm), arena.capacity); // 20096 20096
  * ```
  */
 export function deviceArena(device: GPUDevice, byteLength: number, options?: DeviceArenaOptions): Arena<'gpu'> {

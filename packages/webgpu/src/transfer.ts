@@ -38,9 +38,10 @@ import { GpuAllocationError, GpuCaptureViolation, ReadbackError } from './errors
  * @example
  * ```ts
  * import { alloc } from '@pol/core';
- * import { upload } from '@pol/webgpu';
- * const x = alloc(arena, 'float32', [4]);
+ * import { deviceArena, download, upload } from '@pol/webgpu';
+ * const x = alloc(deviceArena(device, 4096), 'float32', [4]);
  * upload(x, Float32Array.of(1, 2, 3, 4));
+ * console.log((await download(x)).data); // Float32Array(4) [ 1, 2, 3, 4 ]
  * ```
  */
 export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D> | HostArray<D>): void {
@@ -109,9 +110,12 @@ function typedDataOf(data: unknown, array: GpuArray): AnyTypedArray {
  * @throws {ReadbackError} (as a rejection) when mapping the staging buffer fails.
  * @example
  * ```ts
- * import { download } from '@pol/webgpu';
- * const y = await download(out); // HostArray<'float32'>
- * console.log(y.data);
+ * import { alloc } from '@pol/core';
+ * import { deviceArena, download, upload } from '@pol/webgpu';
+ * const out = alloc(deviceArena(device, 4096), 'int32', [2, 2]);
+ * upload(out, Int32Array.of(1, 2, 3, 4));
+ * const y = await download(out); // HostArray<'int32'>, a fresh copy on the host
+ * console.log(y.dims, y.data); // [ 2, 2 ] Int32Array(4) [ 1, 2, 3, 4 ]
  * ```
  */
 export function download<D extends DType>(array: GpuArray<D>): Promise<HostArray<D>> {

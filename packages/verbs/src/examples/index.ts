@@ -5,6 +5,7 @@
  * row-major, float32.
  *
  * @packageDocumentation
+ * @module @pol/verbs/examples
  */
 
 export {

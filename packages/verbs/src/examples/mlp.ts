@@ -44,6 +44,16 @@ export interface Mlp {
  * const layer = { w: hostArray(Float32Array.from([1, 0, 0, 1]), [2, 2]), b: hostArray(Float32Array.from([1, 1])) };
  * const { y } = linear(layer, hostArray(Float32Array.from([2, 3]), [1, 2])); // [[3, 4]]
  * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { linearInto } from '@pol/verbs/examples';
+ * const layer = { w: hostArray(Float32Array.from([1, 0, 0, 1]), [2, 2]), b: hostArray(Float32Array.from([1, 1])) };
+ * const y = hostArray(new Float32Array(2), [1, 2]); // the kernel writes into buffers you hand it
+ * linearInto({ y }, layer, hostArray(Float32Array.from([2, 3]), [1, 2]));
+ * console.log(y.data); // Float32Array(2) [ 3, 4 ]
+ * ```
  */
 export const linearInto = describe(
   function linearInto(out: { y: F32 }, layer: Layer, x: F32): void {
@@ -79,6 +89,19 @@ export const linearInto = describe(
  * const layer = { w: hostArray(new Float32Array(4), [2, 2]), b: hostArray(new Float32Array(2)) };
  * const x = hostArray(Float32Array.from([1, 2]), [1, 2]);
  * const { dx, dlayer } = linearBackward(layer, x, hostArray(Float32Array.from([1, 1]), [1, 2]));
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { Shadows } from '@pol/verbs';
+ * import { linearBackwardInto } from '@pol/verbs/examples';
+ * const layer = { w: hostArray(Float32Array.from([1, 2]), [1, 2]), b: hostArray(new Float32Array(2)) };
+ * const x = hostArray(Float32Array.from([3]), [1, 1]);
+ * const dx = hostArray(new Float32Array(1), [1, 1]);
+ * const dlayer = Shadows(layer); // zeroed: the kernel accumulates into it
+ * linearBackwardInto({ dx, dlayer }, layer, x, hostArray(Float32Array.from([1, 1]), [1, 2]));
+ * console.log(dx.data, dlayer.w.data); // Float32Array(1) [ 3 ] Float32Array(2) [ 3, 3 ]
  * ```
  */
 export const linearBackwardInto = describe(
@@ -119,6 +142,15 @@ export const linearBackwardInto = describe(
  * import { relu } from '@pol/verbs/examples';
  * const { y } = relu(hostArray(Float32Array.from([-1, 2]))); // [0, 2]
  * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { reluInto } from '@pol/verbs/examples';
+ * const x = hostArray(Float32Array.from([-1, 2]));
+ * reluInto({ y: x }, x); // in place: the output may alias the input
+ * console.log(x.data); // Float32Array(2) [ 0, 2 ]
+ * ```
  */
 export const reluInto = describe(
   function reluInto(out: { y: F32 }, x: F32): void {
@@ -137,6 +169,15 @@ export const reluInto = describe(
  * import { hostArray } from '@pol/core';
  * import { reluBackward } from '@pol/verbs/examples';
  * const { dx } = reluBackward(hostArray(Float32Array.from([-1, 2])), hostArray(Float32Array.from([5, 5]))); // [0, 5]
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { reluBackwardInto } from '@pol/verbs/examples';
+ * const dx = hostArray(new Float32Array(2));
+ * reluBackwardInto({ dx }, hostArray(Float32Array.from([-1, 2])), hostArray(Float32Array.from([5, 5])));
+ * console.log(dx.data); // Float32Array(2) [ 0, 5 ]
  * ```
  */
 export const reluBackwardInto = describe(
@@ -160,6 +201,16 @@ export const reluBackwardInto = describe(
  * import { softmaxCrossEntropy } from '@pol/verbs/examples';
  * const logits = hostArray(Float32Array.from([0, 0]), [1, 2]);
  * const { loss, probs } = softmaxCrossEntropy(logits, hostArray(Int32Array.from([1]))); // loss ≈ ln 2
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { softmaxCrossEntropyInto } from '@pol/verbs/examples';
+ * const loss = hostArray(new Float32Array(1));
+ * const probs = hostArray(new Float32Array(2), [1, 2]); // the checkpoint, passed by name
+ * softmaxCrossEntropyInto({ loss }, hostArray(Float32Array.from([0, 0]), [1, 2]), hostArray(Int32Array.from([1])), { probs });
+ * console.log(loss.data[0]?.toFixed(4), probs.data); // '0.6931' Float32Array(2) [ 0.5, 0.5 ]
  * ```
  */
 export const softmaxCrossEntropyInto = describe(
@@ -195,6 +246,15 @@ export const softmaxCrossEntropyInto = describe(
  * import { softmaxCrossEntropyBackward } from '@pol/verbs/examples';
  * const probs = hostArray(Float32Array.from([0.5, 0.5]), [1, 2]);
  * const { dlogits } = softmaxCrossEntropyBackward(probs, hostArray(Int32Array.from([1]))); // [0.5, -0.5]
+ * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { softmaxCrossEntropyBackwardInto } from '@pol/verbs/examples';
+ * const dlogits = hostArray(new Float32Array(2), [1, 2]);
+ * softmaxCrossEntropyBackwardInto({ dlogits }, hostArray(Float32Array.from([0.5, 0.5]), [1, 2]), hostArray(Int32Array.from([1])));
+ * console.log(dlogits.data); // Float32Array(2) [ 0.5, -0.5 ]
  * ```
  */
 export const softmaxCrossEntropyBackwardInto = describe(
@@ -306,6 +366,21 @@ export const softmaxCrossEntropyBackward = Allocating(softmaxCrossEntropyBackwar
  * const grads = Shadows(space, params);
  * const { loss } = trainStep(space, params, grads, x, labels, { lr: 0.5 });
  * ```
+ *
+ * @example
+ * ```ts
+ * import { hostArray, scratchspace, Similar } from '@pol/core';
+ * import { Shadows } from '@pol/verbs';
+ * import { blobs, initMlp, seededRandom, trainStepInto } from '@pol/verbs/examples';
+ * const random = seededRandom(7);
+ * const space = Similar(new Float32Array(0));
+ * const { x, labels } = blobs(space, random, 10, 3);
+ * const params = initMlp(space, random, 2, 8, 3);
+ * const loss = hostArray(new Float32Array(1));
+ * // Called directly, the kernel's inner verbs need an ambient space for their buffers: a frame.
+ * scratchspace(space, () => trainStepInto({ loss }, params, Shadows(space, params), x, labels, { lr: 0.5 }));
+ * console.log(loss.data[0] !== undefined && loss.data[0] > 0); // true
+ * ```
  */
 export const trainStepInto = describe(
   function trainStepInto(out: { loss: F32 }, params: Mlp, grads: Mlp, x: F32, labels: I32, options: { lr: number }): void {
@@ -415,7 +490,7 @@ export function blobs(
  * import { Similar } from '@pol/core';
  * import { train } from '@pol/verbs/examples';
  * const losses = train(Similar(new Float32Array(0)), { steps: 50 });
- * console.log(losses[0], losses.at(-1)); // falling
+ * console.log((losses.at(-1) ?? 0) < (losses[0] ?? 0) / 2); // true: the loss falls
  * ```
  */
 export function train(

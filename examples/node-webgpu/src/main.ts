@@ -1,0 +1,33 @@
+import { requestDevice } from './device.js';
+import { trainOnGpu } from './mlp-gpu.js';
+
+const got = await requestDevice();
+if (got.device === undefined) {
+  // The demo runs on machines without WebGPU too: say so, and succeed.
+  console.log(`node-webgpu: skipped: ${got.reason}.`);
+} else {
+  try {
+    console.log(`training a 2-16-3 perceptron on WebGPU (${got.adapter})`);
+    const started = performance.now();
+    const result = await trainOnGpu(got.device, {
+      steps: 200,
+      onStep: (step, loss, how) => {
+        if (step === 1 || step === 2 || step % 50 === 0)
+          console.log(`${String(step).padStart(6)}  loss ${loss.toFixed(4)}  (${how})`);
+      },
+    });
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `warm-up: one eager step on a 4 MiB slab, loss ${result.warmupLoss.toFixed(4)}, watermark ${result.watermark} bytes`,
+    );
+    console.log(`then: ${String(result.arena)}: a slab of exactly the watermark`);
+    const { submits, passes, dispatches } = result.stats;
+    console.log(
+      `graph: ${dispatches} dispatches in ${passes} pass, ${submits} submit; step 1 captured, steps 2-${result.losses.length} ` +
+        `replayed (${seconds.toFixed(2)} s in all)`,
+    );
+    console.log(`loss: ${result.losses[0]?.toFixed(4)} -> ${result.losses.at(-1)?.toFixed(4)}`);
+  } finally {
+    got.release();
+  }
+}
