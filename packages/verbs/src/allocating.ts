@@ -337,9 +337,18 @@ class VerbCore {
   // one not seen yet is asked on every call, so a describer registered after Allocating(f) counts.
   described = 0;
   // The kernel is called inside `withspace(frame, this.run)`, which calls `run` synchronously
-  // before anything else can run, so handing it its arguments through `pending` is
-  // reentrancy-safe and spares a closure per call.
-  pending: unknown[] | undefined;
+  // before anything else can run, so handing it its arguments through these fields is
+  // reentrancy-safe and spares a closure and an argument array per call. The kernel's arguments
+  // are `[outs, ...inputs, kernelOptions?]`: `outs`, then `inputs` values of `source` from
+  // `from`, then `undefined` up to the options slot `slot` (-1: none) holding `options`;
+  // `count` of them in all.
+  outs: unknown;
+  source: readonly unknown[] = [];
+  from = 0;
+  inputs = 0;
+  slot = -1;
+  options: unknown;
+  count = 0;
   readonly run: () => unknown;
 
   constructor(
@@ -349,11 +358,76 @@ class VerbCore {
     // the first default or rest parameter).
     readonly declared: number,
   ) {
+    // The common arities are direct calls: an argument array would be the call's only garbage.
     this.run = () => {
-      const args = this.pending;
-      this.pending = undefined;
-      return kernel.apply(undefined, args as unknown[]);
+      switch (this.count) {
+        case 1: {
+          const a = this.outs;
+          this.release();
+          return kernel(a);
+        }
+        case 2: {
+          const a = this.outs;
+          const b = this.argument(1);
+          this.release();
+          return kernel(a, b);
+        }
+        case 3: {
+          const a = this.outs;
+          const b = this.argument(1);
+          const c = this.argument(2);
+          this.release();
+          return kernel(a, b, c);
+        }
+        case 4: {
+          const a = this.outs;
+          const b = this.argument(1);
+          const c = this.argument(2);
+          const d = this.argument(3);
+          this.release();
+          return kernel(a, b, c, d);
+        }
+        case 5: {
+          const a = this.outs;
+          const b = this.argument(1);
+          const c = this.argument(2);
+          const d = this.argument(3);
+          const e = this.argument(4);
+          this.release();
+          return kernel(a, b, c, d, e);
+        }
+        case 6: {
+          const a = this.outs;
+          const b = this.argument(1);
+          const c = this.argument(2);
+          const d = this.argument(3);
+          const e = this.argument(4);
+          const g = this.argument(5);
+          this.release();
+          return kernel(a, b, c, d, e, g);
+        }
+        default: {
+          const args: unknown[] = [];
+          for (let i = 0; i < this.count; i++) args.push(this.argument(i));
+          this.release();
+          return kernel.apply(undefined, args);
+        }
+      }
     };
+  }
+
+  /** The kernel's argument `i` of the pending call. */
+  argument(i: number): unknown {
+    if (i === 0) return this.outs;
+    if (i <= this.inputs) return this.source[this.from + i - 1];
+    return i === this.slot ? this.options : undefined;
+  }
+
+  /** Drop the pending call's references once its arguments are read. */
+  release(): void {
+    this.outs = undefined;
+    this.source = EMPTY_ARGS;
+    this.options = undefined;
   }
 
   /** Which lifetimes the kernel describes now. */
@@ -368,17 +442,57 @@ class VerbCore {
     return described;
   }
 
-  call(frame: Frame, args: unknown[]): unknown {
-    this.pending = args;
+  /**
+   * Call the kernel in `frame` with `outs`, the `inputs` values of `source` from `from`, and
+   * `options` (when defined) in the options slot: right after the inputs, and never before the
+   * kernel's last declared parameter (so an omitted optional input stays undefined).
+   */
+  call(frame: Frame, outs: unknown, source: readonly unknown[], from: number, inputs: number, options: unknown): unknown {
+    this.outs = outs;
+    this.source = source;
+    this.from = from;
+    this.inputs = inputs;
+    this.options = options;
+    if (options === undefined) {
+      this.slot = -1;
+      this.count = 1 + inputs;
+    } else {
+      const slot = Math.max(inputs + 1, this.declared);
+      this.slot = slot;
+      this.count = slot + 1;
+    }
     return withspace(frame, this.run);
   }
 }
 
-// One call of a verb. `args` is the verb's own rest array; it is reused in place, first as the
-// describers' arguments `[f, ...inputs, options?]`, then as the kernel's `[outs, ...inputs, opts]`.
-// Per call this allocates the result object, the kernel's options object when it has described
-// checkpoints or scratch (or the caller passed options), and whatever the describers, the space
-// and the frame do; no closures.
+const EMPTY_ARGS: readonly unknown[] = Object.freeze([]);
+
+// The describers' arguments are `(f, ...inputs, options?)`: `args` after the space, if any, with
+// the kernel first. The common counts are direct calls, so that `args` need not grow.
+function describeWith(registry: Registry, kernel: Kernel, args: unknown[], from: number): Spec {
+  switch (args.length - from) {
+    case 0:
+      return registry(kernel) as Spec;
+    case 1:
+      return registry(kernel, args[from]) as Spec;
+    case 2:
+      return registry(kernel, args[from], args[from + 1]) as Spec;
+    case 3:
+      return registry(kernel, args[from], args[from + 1], args[from + 2]) as Spec;
+    case 4:
+      return registry(kernel, args[from], args[from + 1], args[from + 2], args[from + 3]) as Spec;
+    case 5:
+      return registry(kernel, args[from], args[from + 1], args[from + 2], args[from + 3], args[from + 4]) as Spec;
+    default:
+      return registry(kernel, ...args.slice(from)) as Spec;
+  }
+}
+
+// One call of a verb. `args` is the verb's own rest array, read and never changed. Per call this
+// allocates the result object, the kernel's options object when it has described checkpoints or
+// scratch (a copy of the caller's, when the caller passed options), and whatever the describers,
+// the space and the frame do; no closures, and no argument arrays for up to five arguments after
+// the destinations.
 function invoke(core: VerbCore, args: unknown[]): unknown {
   const { kernel, label, declared } = core;
   const spaceFirst = isSpace(args[0]);
@@ -393,15 +507,13 @@ function invoke(core: VerbCore, args: unknown[]): unknown {
   const space = spaceFirst ? (args[0] as Space) : resolveSpace(label, args, inputs);
 
   // Describe everything before allocating anything: a describer that throws changes nothing.
-  if (spaceFirst) args[0] = kernel;
-  else args.unshift(kernel);
   const described = core.lifetimes();
   const hasOutputs = (described & OUTPUTS) !== 0;
   const hasCheckpoints = (described & CHECKPOINTS) !== 0;
   const hasScratch = (described & SCRATCH) !== 0;
-  const outSpec = hasOutputs ? (describeOutputs.apply(undefined, args) as Spec) : EMPTY;
-  const ckptSpec = hasCheckpoints ? (describeCheckpoints.apply(undefined, args) as Spec) : EMPTY;
-  const scratchSpec = hasScratch ? (describeScratch.apply(undefined, args) as Spec) : EMPTY;
+  const outSpec = hasOutputs ? describeWith(describeOutputs, kernel, args, start) : EMPTY;
+  const ckptSpec = hasCheckpoints ? describeWith(describeCheckpoints, kernel, args, start) : EMPTY;
+  const scratchSpec = hasScratch ? describeWith(describeScratch, kernel, args, start) : EMPTY;
   if (hasCheckpoints || hasScratch) checkConflicts(label, outSpec, ckptSpec, scratchSpec);
   if (options !== undefined) {
     checkSupplied(label, outSpec, options);
@@ -431,19 +543,7 @@ function invoke(core: VerbCore, args: unknown[]): unknown {
       for (const key in ckptSpec) kernelOptions[key] = result[key];
       fill(frame, scratchSpec, options, kernelOptions);
     }
-    // `args` is `[f, ...inputs, options?]`; make it `[outs, ...inputs, kernelOptions?]` in place.
-    args[0] = result;
-    if (options !== undefined) {
-      // The caller's options were in the kernel's options slot already (they filled every
-      // declared parameter).
-      args[1 + inputs] = kernelOptions;
-    } else if (kernelOptions !== undefined) {
-      // The options slot: after the inputs, and never before the kernel's last declared parameter
-      // (so an omitted optional input stays undefined).
-      while (args.length < declared) args.push(undefined);
-      args.push(kernelOptions);
-    }
-    const returned = core.call(frame, args);
+    const returned = core.call(frame, result, args, start, inputs, kernelOptions);
     if (isThenable(returned)) return settle(returned, frame, space, token, result);
   } catch (error) {
     closeAfterFailure(frame, error);

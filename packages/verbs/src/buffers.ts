@@ -42,12 +42,43 @@ export const UNBOUND: Space = Object.freeze({
 /** A frozen empty spec: what a kernel with no describer for a lifetime describes. */
 export const EMPTY: Spec = Object.freeze({});
 
+// Shadow Undefs carry a private mark. Core's Undefs are extensible objects (private fields, not
+// frozen), so a private field can be stamped onto one through a base constructor that returns its
+// argument: invisible to reflection, equality and inspection, and a plain property load to test,
+// where a WeakSet costs a hash, a table entry and ephemeron work in every collection. An Undef that
+// cannot be extended falls back to the WeakSet.
+class ReturnsItsArgument {
+  constructor(target: object) {
+    // biome-ignore lint/correctness/noConstructorReturn: returning the argument is what stamps the private field onto it.
+    return target;
+  }
+}
+
+class ShadowMark extends ReturnsItsArgument {
+  readonly #shadow = true;
+
+  static stamp(target: object): void {
+    new ShadowMark(target);
+  }
+
+  static has(target: object): boolean {
+    return #shadow in target;
+  }
+}
+
 const shadowUndefs = new WeakSet<object>();
 
 /** Remember `undef` as a shadow: whoever materializes it through this package zeroes it. */
 export function markShadow<U extends Undef>(undef: U): U {
-  shadowUndefs.add(undef);
+  if (ShadowMark.has(undef)) return undef;
+  if (Object.isExtensible(undef)) ShadowMark.stamp(undef);
+  else shadowUndefs.add(undef);
   return undef;
+}
+
+/** Whether `undef` was marked by {@link markShadow}. */
+function isShadow(undef: object): boolean {
+  return ShadowMark.has(undef) || shadowUndefs.has(undef);
 }
 
 /** `float32[3, 4]`. */
@@ -98,27 +129,35 @@ function mismatch(verb: string, path: string, expected: string, got: string, rem
   );
 }
 
-function checkArray(verb: string, path: string, dtype: string, dims: readonly number[], got: unknown): void {
+function arrayMismatch(verb: string, path: string, dtype: string, dims: readonly number[], got: string): BufferMismatchError {
   const expected = shapeText(dtype, dims);
-  const remedy = `Pass a ${expected} array under '${path}', or leave '${path}' out to have it materialized.`;
-  if (!isArray(got)) throw mismatch(verb, path, expected, describeValue(got), remedy);
-  const shape = shapeOf(got);
-  if (shape.dtype !== dtype || !sameDims(shape.dims, dims)) {
-    throw mismatch(verb, path, expected, shapeText(shape.dtype, shape.dims), remedy);
-  }
+  return mismatch(
+    verb,
+    path,
+    expected,
+    got,
+    `Pass a ${expected} array under '${path}', or leave '${path}' out to have it materialized.`,
+  );
 }
 
-function checkValue(verb: string, want: unknown, got: unknown, path: string): void {
+// The path of a caller's buffer is `prefix.key` (just `key` at the top): joined only for a message,
+// or once per nested group, never per leaf checked.
+function keyPath(prefix: string | undefined, key: string): string {
+  return prefix === undefined ? key : `${prefix}.${key}`;
+}
+
+function checkValue(verb: string, want: unknown, got: unknown, prefix: string | undefined, name: string): void {
   if (isUndef(want)) {
-    checkArray(verb, path, want.dtype, want.dims, got);
+    checkArray(verb, want.dtype, want.dims, got, prefix, name);
     return;
   }
   if (isArray(want)) {
     const shape = shapeOf(want);
-    checkArray(verb, path, shape.dtype, shape.dims, got);
+    checkArray(verb, shape.dtype, shape.dims, got, prefix, name);
     return;
   }
   const spec = want as Record<string, unknown>;
+  const path = keyPath(prefix, name);
   if (!isPlainObject(got)) {
     throw mismatch(
       verb,
@@ -141,7 +180,24 @@ function checkValue(verb: string, want: unknown, got: unknown, path: string): vo
   }
   for (const key in spec) {
     const value = got[key];
-    if (value !== undefined) checkValue(verb, spec[key], value, `${path}.${key}`);
+    if (value !== undefined) checkValue(verb, spec[key], value, path, key);
+  }
+}
+
+// The message strings (and the path) are built only when the check fails: a caller's buffer is
+// checked on every call, and a successful check allocates nothing.
+function checkArray(
+  verb: string,
+  dtype: string,
+  dims: readonly number[],
+  got: unknown,
+  prefix: string | undefined,
+  name: string,
+): void {
+  if (!isArray(got)) throw arrayMismatch(verb, keyPath(prefix, name), dtype, dims, describeValue(got));
+  const shape = shapeOf(got);
+  if (shape.dtype !== dtype || !sameDims(shape.dims, dims)) {
+    throw arrayMismatch(verb, keyPath(prefix, name), dtype, dims, shapeText(shape.dtype, shape.dims));
   }
 }
 
@@ -152,7 +208,7 @@ function checkValue(verb: string, want: unknown, got: unknown, path: string): vo
 export function checkSupplied(verb: string, spec: Spec, given: Record<string, unknown>): void {
   for (const key in spec) {
     const value = given[key];
-    if (value !== undefined) checkValue(verb, spec[key], value, key);
+    if (value !== undefined) checkValue(verb, spec[key], value, undefined, key);
   }
 }
 
@@ -178,7 +234,7 @@ function materializeValue(space: Space, want: unknown, given: unknown): unknown 
   }
   if (isUndef(want)) {
     const array = space.alloc(want.dtype, want.dims);
-    if (shadowUndefs.has(want)) zeroArray(array);
+    if (isShadow(want)) zeroArray(array);
     return array;
   }
   if (isArray(want)) return want;

@@ -91,24 +91,54 @@ function joinPath(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`;
 }
 
-function describeShadows(primals: unknown, path: string, ancestors: object[]): unknown {
+// The walks below take a node's key path in two pieces, its parent's path and its own key, and
+// join them only for an error message, or once per group whose children are visited: a leaf that
+// passes costs no string.
+//
+// Their ancestors stack (for cycles) is balanced on every normal return; one is kept for the next
+// walk, and a walk that throws (or runs while another holds the spare, through a proxy) gets a
+// fresh one.
+let spareAncestors: object[] | undefined;
+
+function takeAncestors(): object[] {
+  const ancestors = spareAncestors;
+  if (ancestors === undefined) return [];
+  spareAncestors = undefined;
+  return ancestors;
+}
+
+function keepAncestors(ancestors: object[]): void {
+  spareAncestors = ancestors;
+}
+
+function describeShadows(primals: unknown, prefix: string, name: string, ancestors: object[]): unknown {
   if (isArray(primals)) return markShadow(Undef(primals));
   if (isPlainObject(primals)) {
+    const path = joinPath(prefix, name);
     if (ancestors.includes(primals)) {
       throw new NotAPrimalError(path, `The primals refer back to themselves at '${path}'; shadow a tree of arrays, not a cycle.`);
     }
     ancestors.push(primals);
     const spec: Record<string, unknown> = {};
-    for (const key in primals) spec[key] = describeShadows(primals[key], joinPath(path, key), ancestors);
+    for (const key in primals) spec[key] = describeShadows(primals[key], path, key, ancestors);
     ancestors.pop();
     return spec;
   }
+  const path = joinPath(prefix, name);
   const where = path === '' ? 'The primals are' : `The primal at '${path}' is`;
   throw new NotAPrimalError(
     path,
     `${where} ${describeValue(primals)}, which cannot be shadowed. Shadow an array (a HostArray or TypedArray) or a plain ` +
       'object of them, nested as deep as you like; keep hyperparameters and other non-arrays out of the structure.',
   );
+}
+
+/** The spec of `primals`' shadows, checked; throws before anything is allocated. */
+function describeAll(primals: unknown): unknown {
+  const ancestors = takeAncestors();
+  const spec = describeShadows(primals, '', '', ancestors);
+  keepAncestors(ancestors);
+  return spec;
 }
 
 /**
@@ -131,7 +161,7 @@ function describeShadows(primals: unknown, path: string, ancestors: object[]): u
  * ```
  */
 export function shadowSpec<P extends object>(primals: P & Primal<P>): ShadowSpec<P> {
-  return describeShadows(primals, '', []) as ShadowSpec<P>;
+  return describeAll(primals) as ShadowSpec<P>;
 }
 
 /**
@@ -161,7 +191,7 @@ export function Shadows(first: unknown, second?: unknown): unknown {
   // biome-ignore lint/complexity/noArguments: the argument count tells Shadows(space, primals) from Shadows(primals).
   const spaceFirst = arguments.length >= 2 || isSpace(first);
   const primals = spaceFirst ? second : first;
-  const spec = describeShadows(primals, '', []);
+  const spec = describeAll(primals);
   const space = spaceFirst ? (first as Space) : shadowSpace(primals);
   assertSpace(space, 'Shadows(space, primals)');
   const token = savepoint(space);
@@ -184,14 +214,16 @@ function shadowSpace(primals: unknown): Space {
   );
 }
 
-function checkShadows(shadows: unknown, path: string, ancestors: object[]): void {
+function checkShadows(shadows: unknown, prefix: string, name: string, ancestors: object[]): void {
   if (isArray(shadows)) return;
   if (isPlainObject(shadows) && !ancestors.includes(shadows)) {
+    const path = joinPath(prefix, name);
     ancestors.push(shadows);
-    for (const key in shadows) checkShadows(shadows[key], joinPath(path, key), ancestors);
+    for (const key in shadows) checkShadows(shadows[key], path, key, ancestors);
     ancestors.pop();
     return;
   }
+  const path = joinPath(prefix, name);
   throw new NotAPrimalError(
     path,
     `zeroShadows found ${describeValue(shadows)}${path === '' ? '' : ` at '${path}'`}; it takes shadows as Shadows returns them: ` +
@@ -224,40 +256,44 @@ function zeroAll(shadows: unknown): void {
  * ```
  */
 export function zeroShadows<S extends object>(shadows: S & Primal<S>): void {
-  checkShadows(shadows, '', []);
+  const ancestors = takeAncestors();
+  checkShadows(shadows, '', '', ancestors);
+  keepAncestors(ancestors);
   zeroAll(shadows);
 }
 
-function checkPairs(primal: unknown, shadow: unknown, path: string, ancestors: object[]): void {
-  const at = path === '' ? '' : ` at '${path}'`;
+function checkPairs(primal: unknown, shadow: unknown, prefix: string, name: string, ancestors: object[]): void {
   if (isArray(primal)) {
     if (!isArray(shadow)) {
+      const path = joinPath(prefix, name);
       throw new ShadowMismatchError(
         path,
-        `The primal${at} is ${valueText(primal)} but its shadow is ${describeValue(shadow)}. Walk the shadows Shadows(space, primals) made for these primals.`,
+        `The primal${at(path)} is ${valueText(primal)} but its shadow is ${describeValue(shadow)}. Walk the shadows Shadows(space, primals) made for these primals.`,
       );
     }
     const p = shapeOf(primal);
     const s = shapeOf(shadow);
     if (p.dtype !== s.dtype || !sameDims(p.dims, s.dims)) {
+      const path = joinPath(prefix, name);
       throw new ShadowMismatchError(
         path,
-        `The primal${at} is ${shapeText(p.dtype, p.dims)} but its shadow is ${shapeText(s.dtype, s.dims)}: a shadow has its primal's dtype and dims. ` +
+        `The primal${at(path)} is ${shapeText(p.dtype, p.dims)} but its shadow is ${shapeText(s.dtype, s.dims)}: a shadow has its primal's dtype and dims. ` +
           'Make the shadows from these primals with Shadows(space, primals).',
       );
     }
     return;
   }
+  const path = joinPath(prefix, name);
   if (!isPlainObject(primal) || ancestors.includes(primal)) {
     throw new NotAPrimalError(
       path,
-      `The primal${at} is ${describeValue(primal)}; walkShadows takes an array or plain objects of arrays (and no cycles).`,
+      `The primal${at(path)} is ${describeValue(primal)}; walkShadows takes an array or plain objects of arrays (and no cycles).`,
     );
   }
   if (!isPlainObject(shadow)) {
     throw new ShadowMismatchError(
       path,
-      `The primals${at} are a group { ${Object.keys(primal).join(', ')} } but the shadows are ${valueText(shadow)}. Shadows mirror their primals' structure.`,
+      `The primals${at(path)} are a group { ${Object.keys(primal).join(', ')} } but the shadows are ${valueText(shadow)}. Shadows mirror their primals' structure.`,
     );
   }
   for (const key in primal) {
@@ -278,8 +314,13 @@ function checkPairs(primal: unknown, shadow: unknown, path: string, ancestors: o
     }
   }
   ancestors.push(primal);
-  for (const key in primal) checkPairs(primal[key], shadow[key], joinPath(path, key), ancestors);
+  for (const key in primal) checkPairs(primal[key], shadow[key], path, key, ancestors);
   ancestors.pop();
+}
+
+/** ` at 'path'` for a message, or nothing at the root. */
+function at(path: string): string {
+  return path === '' ? '' : ` at '${path}'`;
 }
 
 function visit(primal: unknown, shadow: unknown, path: string, f: (primal: never, shadow: never, path: string) => void): void {
@@ -318,6 +359,8 @@ export function walkShadows<P extends object, S extends object>(
   shadows: S & Primal<S>,
   f: (primal: Leaves<P>, shadow: Leaves<S>, path: string) => void,
 ): void {
-  checkPairs(primals, shadows, '', []);
+  const ancestors = takeAncestors();
+  checkPairs(primals, shadows, '', '', ancestors);
+  keepAncestors(ancestors);
   visit(primals, shadows, '', f as (primal: never, shadow: never, path: string) => void);
 }
