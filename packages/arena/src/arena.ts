@@ -335,15 +335,19 @@ class Bucket {
 // Slots of the dense part of a CarveCache (offsets up to DENSE_LIMIT × alignment); 64 Ki slots at
 // most, half a megabyte of pointers.
 const DENSE_LIMIT = 1 << 16;
+// How far past its end the dense part may grow at once. Carves far apart (large arrays) go to the
+// Map instead, so the dense part never fills long runs of empty slots.
+const DENSE_GAP = 16;
 
 /**
  * Offset → the bucket of arrays carved there. Offsets that are multiples of the arena's alignment
- * (every carve whose element needs no padding past it) live in a dense array indexed by
- * offset / alignment, which a steady loop reads several times faster than a Map; the others
- * (padded starts, offsets past the dense part) live in a Map.
+ * and close together (consecutive carves of small and medium arrays) live in a dense array indexed
+ * by offset / alignment, which a steady loop reads several times faster than a Map; the others
+ * (padded starts, carves far apart, offsets past the dense part) live in a Map.
  */
 class CarveCache {
-  // Invariant: #dense has no holes (unused slots hold undefined), so it stays a packed array.
+  // Invariants: #dense has no holes (unused slots hold undefined), so it stays a packed array; an
+  // offset's bucket is in #dense or in #sparse, never both.
   readonly #dense: (Bucket | undefined)[] = [];
   readonly #sparse = new Map<number, Bucket>();
   readonly #mask: number; // alignment - 1
@@ -354,7 +358,7 @@ class CarveCache {
     this.#shift = 31 - Math.clz32(alignment);
   }
 
-  // The dense slot of `offset`, or -1 when it belongs to the Map.
+  // The dense slot `offset` would take, or -1 when it can only live in the Map.
   #slot(offset: number): number {
     if (offset >= 0x40000000 || (offset & this.#mask) !== 0) return -1;
     const slot = offset >>> this.#shift;
@@ -363,24 +367,29 @@ class CarveCache {
 
   get(offset: number): Bucket | undefined {
     const slot = this.#slot(offset);
-    return slot >= 0 ? this.#dense[slot] : this.#sparse.get(offset);
+    if (slot >= 0 && slot < this.#dense.length) {
+      const bucket = this.#dense[slot];
+      if (bucket !== undefined) return bucket;
+    }
+    return this.#sparse.size === 0 ? undefined : this.#sparse.get(offset);
   }
 
+  // Only for an offset `get` found nothing at.
   set(offset: number, bucket: Bucket): void {
     const slot = this.#slot(offset);
-    if (slot < 0) {
+    const dense = this.#dense;
+    if (slot < 0 || slot > dense.length + DENSE_GAP) {
       this.#sparse.set(offset, bucket);
       return;
     }
-    const dense = this.#dense;
     while (dense.length < slot) dense.push(undefined);
     dense[slot] = bucket;
   }
 
   delete(offset: number): void {
     const slot = this.#slot(offset);
-    if (slot < 0) this.#sparse.delete(offset);
-    else if (slot < this.#dense.length) this.#dense[slot] = undefined;
+    if (slot >= 0 && slot < this.#dense.length && this.#dense[slot] !== undefined) this.#dense[slot] = undefined;
+    else this.#sparse.delete(offset);
   }
 }
 
