@@ -17,7 +17,7 @@ test('the perceptron trains: the loss falls', () => {
   expect(last).toBeLessThan(first / 2);
 });
 
-test('after step 1 the loop allocates nothing: offset, watermark and arrays created stay put', () => {
+test('after step 1 the loop carves no new buffers: offset, watermark and arrays created stay put', () => {
   const { arena, records } = trainOnArena({ steps: 50 });
   const first = records[0];
   expect(first).toBeDefined();

@@ -46,7 +46,7 @@ export function training(steps = 200): string[] {
   const grown = last.watermark - first.watermark;
   lines.push(
     `after step 1: ${newArrays} new arrays, watermark ${grown === 0 ? 'unchanged' : `grew by ${grown} bytes`} ` +
-      `(${first.watermark} bytes): the steady loop allocates nothing`,
+      `(${first.watermark} bytes): the steady loop allocates no new buffer memory`,
   );
   lines.push(`loss: ${first.loss.toFixed(4)} -> ${last.loss.toFixed(4)}`);
   return lines;
