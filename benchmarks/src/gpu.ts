@@ -113,11 +113,10 @@ function encode(k: Kernel, group: (d: number) => GPUBindGroup): void {
   k.device.queue.submit([encoder.finish()]);
 }
 
-/** A new GPUBuffer per array and a new bind group per dispatch, every step; buffers destroyed after submit. */
-export function bufferPerStep(k: Kernel): () => void {
+/** Dispatch d's bind group over buffers 2d and 2d + 1, created anew on every call (the peers' way). */
+function freshGroups(k: Kernel, buffers: readonly GPUBuffer[]): (d: number) => GPUBindGroup {
   const { device, layout } = k;
-  const buffers: GPUBuffer[] = new Array(ARRAYS);
-  const group = (d: number): GPUBindGroup =>
+  return (d) =>
     device.createBindGroup({
       layout,
       entries: [
@@ -125,6 +124,13 @@ export function bufferPerStep(k: Kernel): () => void {
         { binding: 1, resource: { buffer: buffers[2 * d + 1] as GPUBuffer } },
       ],
     });
+}
+
+/** A new GPUBuffer per array and a new bind group per dispatch, every step; buffers destroyed after submit. */
+export function bufferPerStep(k: Kernel): () => void {
+  const { device } = k;
+  const buffers: GPUBuffer[] = new Array(ARRAYS);
+  const group = freshGroups(k, buffers);
   return () => {
     for (let i = 0; i < ARRAYS; i++) buffers[i] = device.createBuffer({ size: (lengths[i] ?? 0) * 4, usage });
     encode(k, group);
@@ -138,7 +144,7 @@ export function bufferPerStep(k: Kernel): () => void {
  * groups are created per dispatch, every step.
  */
 export function pooled(k: Kernel): () => void {
-  const { device, layout } = k;
+  const { device } = k;
   const free = new Map<string, GPUBuffer[]>();
   const acquire = (size: number): GPUBuffer => {
     const list = free.get(`${size}_${usage}`);
@@ -154,14 +160,7 @@ export function pooled(k: Kernel): () => void {
     list.push(buffer);
   };
   const buffers: GPUBuffer[] = new Array(ARRAYS);
-  const group = (d: number): GPUBindGroup =>
-    device.createBindGroup({
-      layout,
-      entries: [
-        { binding: 0, resource: { buffer: buffers[2 * d] as GPUBuffer } },
-        { binding: 1, resource: { buffer: buffers[2 * d + 1] as GPUBuffer } },
-      ],
-    });
+  const group = freshGroups(k, buffers);
   return () => {
     for (let i = 0; i < ARRAYS; i++) buffers[i] = acquire((lengths[i] ?? 0) * 4);
     encode(k, group);

@@ -344,32 +344,45 @@ Object.defineProperty(CheckedGpuArrayImpl.prototype, familyKey, { value: gpuFami
 
 /** Throw {@link GpuLimitError} if a buffer of `size` bytes is past the device's `maxBufferSize`. */
 export function checkBufferSize(state: DeviceState, size: number, what: string): void {
-  const allowed = state.device.limits.maxBufferSize;
-  if (size > allowed) {
-    throw new GpuLimitError(
-      'maxBufferSize',
-      size,
-      allowed,
-      `${what} needs a buffer of ${size} bytes, past ${deviceName(state.device)}'s maxBufferSize (${allowed} bytes). ` +
-        'The adapter may allow more (see adapter.limits.maxBufferSize): request it when making the device, ' +
-        `adapter.requestDevice({ requiredLimits: { maxBufferSize: ${size} } }), or split the data across several buffers.`,
-    );
-  }
+  checkLimit(
+    state,
+    'maxBufferSize',
+    size,
+    `${what} needs a buffer of ${size} bytes`,
+    'or split the data across several buffers.',
+  );
 }
 
 /** Throw {@link GpuLimitError} if a storage binding of `size` bytes is past `maxStorageBufferBindingSize`. */
 export function checkBindingSize(state: DeviceState, size: number, what: string): void {
-  const allowed = state.device.limits.maxStorageBufferBindingSize;
-  if (size > allowed) {
-    throw new GpuLimitError(
-      'maxStorageBufferBindingSize',
-      size,
-      allowed,
-      `${what} is ${size} bytes, past ${deviceName(state.device)}'s maxStorageBufferBindingSize (${allowed} bytes), so it could not be bound as a storage buffer. ` +
-        'The adapter may allow more (see adapter.limits.maxStorageBufferBindingSize): request it when making the device, ' +
-        `adapter.requestDevice({ requiredLimits: { maxStorageBufferBindingSize: ${size} } }), or split the array.`,
-    );
-  }
+  checkLimit(
+    state,
+    'maxStorageBufferBindingSize',
+    size,
+    `${what} is ${size} bytes`,
+    'or split the array.',
+    ', so it could not be bound as a storage buffer',
+  );
+}
+
+function checkLimit(
+  state: DeviceState,
+  limit: 'maxBufferSize' | 'maxStorageBufferBindingSize',
+  size: number,
+  subject: string,
+  otherwise: string,
+  consequence = '',
+): void {
+  const allowed = state.device.limits[limit];
+  if (size <= allowed) return;
+  throw new GpuLimitError(
+    limit,
+    size,
+    allowed,
+    `${subject}, past ${deviceName(state.device)}'s ${limit} (${allowed} bytes)${consequence}. ` +
+      `The adapter may allow more (see adapter.limits.${limit}): request it when making the device, ` +
+      `adapter.requestDevice({ requiredLimits: { ${limit}: ${size} } }), ${otherwise}`,
+  );
 }
 
 /** A thrown value's message, for wrapping it. */
