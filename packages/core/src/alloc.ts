@@ -2,9 +2,11 @@ import { ambientspace } from './ambient.js';
 import { type AnyArray, type ArrayOf, isArray, type Kind } from './array.js';
 import type { DType } from './dtype.js';
 import { FrameClosedError, InvalidArgumentError, InvalidSpecError } from './errors.js';
-import { byteLength, describeValue } from './shape.js';
+import { attachSuppressed } from './failure.js';
+import { byteLength } from './shape.js';
 import { assertSpace, isFrame, isSpace, rollbackKey, type Space, savepointKey } from './space.js';
 import { isUndef, type Undef } from './undef.js';
+import { describeValue, isPlainObject } from './value.js';
 
 /**
  * A value in a spec: a description to materialize, an array to pass through, or a nested spec.
@@ -54,21 +56,6 @@ export type Materialize<S, K extends Kind> =
       : S extends object
         ? { -readonly [P in keyof S]: Materialize<S[P], K> }
         : never;
-
-/**
- * Whether `x` is a plain object (a spec candidate), as opposed to an instance of some class.
- *
- * @example
- * ```ts
- * import { isPlainObject } from '@pol/core';
- * console.log(isPlainObject({ a: 1 }), isPlainObject(new Float32Array(1)), isPlainObject(null)); // true false false
- * ```
- */
-export function isPlainObject(x: unknown): x is Record<string, unknown> {
-  if (typeof x !== 'object' || x === null) return false;
-  const proto = Object.getPrototypeOf(x);
-  return proto === Object.prototype || proto === null;
-}
 
 /**
  * Whether `x` is a well-formed spec, or the key path and message of its first bad value.
@@ -174,9 +161,7 @@ export function buildAtomically(space: Space, spec: object): object {
     try {
       space[rollbackKey]?.call(space, token);
     } catch (rollbackError) {
-      if (typeof error === 'object' && error !== null && !('suppressed' in error)) {
-        Object.defineProperty(error, 'suppressed', { value: rollbackError, configurable: true });
-      }
+      attachSuppressed(error, rollbackError);
     }
     throw error;
   }

@@ -1,6 +1,6 @@
 import { AsyncScopeUnsupportedError, InvalidArgumentError, NoAmbientSpaceError } from './errors.js';
-import { describeValue } from './shape.js';
 import { assertSpace, type Space } from './space.js';
+import { describeValue, isThenable } from './value.js';
 
 /**
  * Where the ambient space lives. Two implementations: one over an async-context store
@@ -94,11 +94,6 @@ function asyncUnsupported(): AsyncScopeUnsupportedError {
     'This runtime has no AsyncLocalStorage or AsyncContext, so an ambient space cannot follow an async callback across await. ' +
       'Pass the space (or frame) to the async code explicitly, e.g. alloc(frame, ...) or verb(space, ...), and keep withspace/scratchspace callbacks synchronous.',
   );
-}
-
-/** Whether `x` looks like a promise. */
-export function isThenable(x: unknown): x is PromiseLike<unknown> {
-  return (typeof x === 'object' || typeof x === 'function') && x !== null && typeof (x as { then?: unknown }).then === 'function';
 }
 
 function detectStore(): AmbientStore {

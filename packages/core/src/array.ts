@@ -1,6 +1,8 @@
+import { frozenDims } from './dims.js';
 import { type AnyTypedArray, type DType, dtypeInfo, dtypeOfTypedArray, type TypedArrayOf } from './dtype.js';
 import { InvalidShapeError, NotAnArrayError } from './errors.js';
-import { describeValue, elementCount, frozenDims } from './shape.js';
+import { elementCount, shapeText } from './shape.js';
+import { describeValue } from './value.js';
 
 /**
  * The symbol under which an array names its {@link ArrayFamily}. Any object carrying it is an
@@ -105,6 +107,13 @@ export interface ArrayFamily<K extends Kind = Kind> {
    * family whose memory the GC cannot see (GPU buffers) can release them. Omit it for GC memory.
    */
   release?(arrays: readonly PolArray[]): void;
+  /**
+   * Fill `array` with zeros (`0`, or `0n` for the bigint dtypes). Shadows (gradients that
+   * accumulate) start from it, through `zeroArray`. A device records it like any other command, so
+   * inside a capture every replay zeroes again. Omit it only if the family cannot zero its memory;
+   * `zeroArray` then throws `ZeroUnsupportedError`.
+   */
+  zero?(array: PolArray): void;
   /** A short description of the exemplar for messages, such as `'float32[3, 4] on host'`. */
   describe(exemplar: PolArray): string;
 }
@@ -118,7 +127,7 @@ class HostArrayImpl<D extends DType> implements HostArray<D> {
   ) {}
 
   toString(): string {
-    return `HostArray(${this.dtype}[${this.dims.join(', ')}])`;
+    return `HostArray(${shapeText(this.dtype, this.dims)})`;
   }
 }
 
@@ -130,6 +139,9 @@ class HostArrayImpl<D extends DType> implements HostArray<D> {
  * import { hostArray, hostFamily } from '@pol/core';
  * const y = hostFamily.allocSimilar(hostArray(new Float32Array(2)), 'float64', [3]);
  * console.log(hostFamily.describe(y)); // 'float64[3] on host'
+ * y.data.fill(7);
+ * hostFamily.zero?.(y);
+ * console.log(y.data); // Float64Array(3) [ 0, 0, 0 ]
  * ```
  */
 export const hostFamily: ArrayFamily<'host'> = Object.freeze({
@@ -138,8 +150,14 @@ export const hostFamily: ArrayFamily<'host'> = Object.freeze({
     const data = new (dtypeInfo(dtype).TypedArray)(elementCount(dims));
     return new HostArrayImpl(dtype, frozenDims(dims), data);
   },
+  zero(array: PolArray): void {
+    const data = (array as HostArray).data;
+    // fill(0) on a BigInt64Array throws: its elements are bigints.
+    if (dtypeInfo(array.dtype).bigint) (data as BigInt64Array).fill(0n);
+    else (data as Float64Array).fill(0);
+  },
   describe(exemplar: PolArray): string {
-    return `${exemplar.dtype}[${exemplar.dims.join(', ')}] on host`;
+    return `${shapeText(exemplar.dtype, exemplar.dims)} on host`;
   },
 });
 

@@ -1,8 +1,8 @@
 import { buildAtomically, checkSpec, type Materialize, type Spec } from './alloc.js';
 import type { Kind } from './array.js';
 import { InvalidArgumentError, InvalidDescriptionError, NotAFrameError } from './errors.js';
-import { describeValue } from './shape.js';
 import { assertSpace, type Frame, isFrame, isSpace, type Space } from './space.js';
+import { describeValue } from './value.js';
 
 /**
  * The three lifetimes a kernel describes its buffers by.

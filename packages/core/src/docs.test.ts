@@ -5,6 +5,6 @@ import { docExamples } from '@pol/doc-examples';
 
 docExamples({
   root: new URL('..', import.meta.url),
-  imports: { '@pol/core': 'src/index.ts' },
-  coverage: ['src/index.ts'],
+  imports: { '@pol/core': 'src/index.ts', '@pol/core/backend': 'src/backend.ts' },
+  coverage: ['src/index.ts', 'src/backend.ts'],
 });

@@ -13,6 +13,7 @@ import {
   NotASpaceError,
   PolError,
   UnknownDTypeError,
+  ZeroUnsupportedError,
 } from './index.js';
 
 const kinds = [
@@ -28,6 +29,7 @@ const kinds = [
   ['FrameClosedError', () => new FrameClosedError('m'), 'POL_FRAME_CLOSED'],
   ['CaptureViolation', () => new CaptureViolation('x', 'y'), 'POL_CAPTURE_VIOLATION'],
   ['InvalidArgumentError', () => new InvalidArgumentError('m'), 'POL_INVALID_ARGUMENT'],
+  ['ZeroUnsupportedError', () => new ZeroUnsupportedError('m'), 'POL_ZERO_UNSUPPORTED'],
 ] as const;
 
 describe('error classes', () => {

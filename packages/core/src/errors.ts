@@ -307,3 +307,21 @@ export class InvalidArgumentError extends PolError {
     super('POL_INVALID_ARGUMENT', message);
   }
 }
+
+/**
+ * An array was to be zeroed (a Shadow, `zeroArray`) but its family has no `zero` method: the
+ * backend that made it does not know how to fill its memory with zeros.
+ *
+ * @example
+ * ```ts
+ * import { ZeroUnsupportedError } from '@pol/core';
+ * // What zeroArray throws for an array whose family has no zero(array) method:
+ * const e = new ZeroUnsupportedError("Cannot zero float32[4] tracked: its family ('tracked') has no zero(array) method.");
+ * console.log(e instanceof ZeroUnsupportedError, e.code); // true 'POL_ZERO_UNSUPPORTED'
+ * ```
+ */
+export class ZeroUnsupportedError extends PolError {
+  constructor(message: string) {
+    super('POL_ZERO_UNSUPPORTED', message);
+  }
+}

@@ -1,8 +1,9 @@
-import { ambientspace, assertCallbackSupported, isThenable, withspace } from './ambient.js';
+import { ambientspace, assertCallbackSupported, withspace } from './ambient.js';
 import type { ArrayOf, Kind, PolArray } from './array.js';
 import type { DType } from './dtype.js';
 import { FrameClosedError, InvalidArgumentError } from './errors.js';
-import { describeValue } from './shape.js';
+import { closeAfterFailure } from './failure.js';
+import { shapeText } from './shape.js';
 import {
   assertSpace,
   type Frame,
@@ -14,6 +15,7 @@ import {
   savepointKey,
   spaceKey,
 } from './space.js';
+import { describeValue, isThenable } from './value.js';
 
 /**
  * A frame on a space that has no frame protocol of its own (a GC space): it scopes lifetimes and
@@ -46,7 +48,7 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
   }
 
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
-    if (!this.#open) throw frameClosed(this, `allocate ${dtype}[${dims.join(', ')}]`);
+    if (!this.#open) throw frameClosed(this, `allocate ${shapeText(dtype, dims)}`);
     const array = this.#root.alloc(dtype, dims);
     this.#arrays?.push(array as PolArray);
     return array;
@@ -224,16 +226,4 @@ function runFrame(space: Space, f: (frame: Frame) => unknown): unknown {
   }
   frame.close();
   return result;
-}
-
-// The callback's error is what the caller needs to see; a second failure while closing is attached
-// to it rather than replacing it.
-function closeAfterFailure(frame: Frame, error: unknown): void {
-  try {
-    frame.close();
-  } catch (closeError) {
-    if (typeof error === 'object' && error !== null && !('suppressed' in error)) {
-      Object.defineProperty(error, 'suppressed', { value: closeError, configurable: true });
-    }
-  }
 }

@@ -9,7 +9,6 @@ const coverage: Record<string, string> = {
   // alloc.ts
   alloc: 'alloc.test.ts',
   checkSpec: 'alloc.test.ts',
-  isPlainObject: 'alloc.test.ts',
   materialize: 'alloc.test.ts',
   // ambient.ts
   ambientIsAsync: 'ambient.test.ts',
@@ -50,14 +49,15 @@ const coverage: Record<string, string> = {
   NotASpaceError: 'errors.test.ts',
   PolError: 'errors.test.ts',
   UnknownDTypeError: 'errors.test.ts',
+  ZeroUnsupportedError: 'errors.test.ts',
   // frame.ts
   scopeFrame: 'frame.test.ts',
   scratchspace: 'frame.test.ts',
+  // dims.ts
+  frozenDims: 'dims.test.ts',
   // shape.ts
   byteLength: 'shape.test.ts',
-  describeValue: 'shape.test.ts',
   elementCount: 'shape.test.ts',
-  frozenDims: 'shape.test.ts',
   // similar.ts
   capturing: 'similar.test.ts',
   Similar: 'similar.test.ts',
@@ -73,6 +73,11 @@ const coverage: Record<string, string> = {
   // undef.ts
   isUndef: 'undef.test.ts',
   Undef: 'undef.test.ts',
+  // value.ts
+  describeValue: 'value.test.ts',
+  isPlainObject: 'value.test.ts',
+  // zero.ts
+  zeroArray: 'zero.test.ts',
 };
 
 describe('@pol/core exports', () => {

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-export { alloc, checkSpec, isPlainObject, type Materialize, materialize, type Spec, type SpecValue } from './alloc.js';
+export { alloc, checkSpec, type Materialize, materialize, type Spec, type SpecValue } from './alloc.js';
 export {
   type AmbientStore,
   ambientIsAsync,
@@ -47,6 +47,7 @@ export {
   type SpecOf,
   scratch,
 } from './descriptions.js';
+export { frozenDims } from './dims.js';
 export {
   type AnyTypedArray,
   type DType,
@@ -73,9 +74,10 @@ export {
   NotASpaceError,
   PolError,
   UnknownDTypeError,
+  ZeroUnsupportedError,
 } from './errors.js';
 export { scopeFrame, scratchspace } from './frame.js';
-export { byteLength, describeValue, elementCount, frozenDims } from './shape.js';
+export { byteLength, elementCount } from './shape.js';
 export { capturing, type KindOf, Similar } from './similar.js';
 export {
   assertSpace,
@@ -90,3 +92,5 @@ export {
   spaceKey,
 } from './space.js';
 export { isUndef, Undef } from './undef.js';
+export { describeValue, isPlainObject } from './value.js';
+export { zeroArray } from './zero.js';

@@ -1,5 +1,6 @@
 import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidShapeError } from './errors.js';
+import { describeValue } from './value.js';
 
 /**
  * The number of elements of an array with these dims (1 for `[]`, a scalar), after checking
@@ -60,49 +61,22 @@ export function byteLength(dtype: DType, dims: readonly number[]): number {
   const bytes = count * size;
   if (!Number.isSafeInteger(bytes)) {
     throw new InvalidShapeError(
-      `${dtype}[${dims.join(', ')}] is ${count} elements of ${size} bytes, past Number.MAX_SAFE_INTEGER bytes: no JavaScript memory can hold that. Check the dims for a unit mistake.`,
+      `${shapeText(dtype, dims)} is ${count} elements of ${size} bytes, past Number.MAX_SAFE_INTEGER bytes: no JavaScript memory can hold that. Check the dims for a unit mistake.`,
     );
   }
   return bytes;
 }
 
 /**
- * `dims` as a frozen array the caller cannot change later: `dims` itself when it is already
- * frozen (every Pol array's and Undef's dims are), else a frozen copy. For backends that keep
- * dims on the arrays they make. A loop rather than `slice()`, because V8 copies frozen arrays
- * through a slow path.
+ * The text every Pol message writes an array's type and shape as: `'float32[2, 3]'` (`'int8[]'`
+ * for a scalar).
  *
  * @example
  * ```ts
- * import { frozenDims } from '@pol/core';
- * const dims = frozenDims([2, 3]);
- * console.log(Object.isFrozen(dims), frozenDims(dims) === dims); // true true
+ * import { shapeText } from '@pol/core/backend';
+ * console.log(shapeText('float32', [2, 3]), shapeText('int8', [])); // 'float32[2, 3]' 'int8[]'
  * ```
  */
-export function frozenDims(dims: readonly number[]): readonly number[] {
-  if (Object.isFrozen(dims)) return dims;
-  const copy: number[] = [];
-  for (let i = 0; i < dims.length; i++) copy.push(dims[i] as number);
-  return Object.freeze(copy);
-}
-
-/**
- * A short, safe rendering of any value for an error message.
- *
- * @example
- * ```ts
- * import { describeValue } from '@pol/core';
- * console.log(describeValue(new ArrayBuffer(8)), describeValue(undefined)); // 'an ArrayBuffer' 'undefined'
- * ```
- */
-export function describeValue(x: unknown): string {
-  if (typeof x === 'string') return `'${x}'`;
-  if (typeof x === 'bigint') return `${x}n`;
-  if (typeof x === 'function') return `function ${x.name || '(anonymous)'}`;
-  if (x === null || typeof x !== 'object') return String(x);
-  if (Array.isArray(x)) return `an array of length ${x.length}`;
-  const ctor = (x as { constructor?: { name?: unknown } }).constructor;
-  const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'Object';
-  if (name === 'Object') return 'a plain object';
-  return /^(?:[AEIO]|Un)/.test(name) ? `an ${name}` : `a ${name}`;
+export function shapeText(dtype: DType, dims: readonly number[]): string {
+  return `${dtype}[${Array.isArray(dims) ? dims.join(', ') : describeValue(dims)}]`;
 }

@@ -11,8 +11,9 @@ import {
 import { type AnyTypedArray, type DType, dtypeOfTypedArray } from './dtype.js';
 import { CaptureViolation, NotAnArrayError } from './errors.js';
 import { scopeFrame } from './frame.js';
-import { byteLength, describeValue } from './shape.js';
+import { byteLength, shapeText } from './shape.js';
 import { type Frame, openFrameKey, type Space, spaceKey } from './space.js';
+import { describeValue } from './value.js';
 
 /**
  * The kind of space `Similar(x)` gives for an array of type `A`: `'host'` for TypedArrays and host
@@ -43,7 +44,7 @@ class SimilarSpace<K extends Kind> implements Space<K> {
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
     byteLength(dtype, dims);
     if (this.#family.capturing?.(this.#exemplar) === true) {
-      throw new CaptureViolation(`A new ${dtype}[${dims.join(', ')}] array`, String(this));
+      throw new CaptureViolation(`A new ${shapeText(dtype, dims)} array`, String(this));
     }
     return this.#family.allocSimilar(this.#exemplar, dtype, dims);
   }

@@ -1,7 +1,7 @@
 import type { ArrayOf, Kind } from './array.js';
 import type { DType } from './dtype.js';
 import { NotASpaceError } from './errors.js';
-import { describeValue } from './shape.js';
+import { describeValue } from './value.js';
 
 /**
  * The brand every space carries, holding its {@link Kind}. "Is the first argument a space?" is one

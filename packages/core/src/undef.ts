@@ -1,7 +1,9 @@
 import { type AnyArray, type DTypeOf, isArray, shapeOf } from './array.js';
+import { frozenDims } from './dims.js';
 import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
-import { byteLength, describeValue, frozenDims } from './shape.js';
+import { byteLength } from './shape.js';
+import { describeValue } from './value.js';
 
 const undefKey: unique symbol = Symbol.for('@pol/core/undef') as never;
 

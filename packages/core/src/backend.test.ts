@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import * as backend from './backend.js';
+import * as pol from './index.js';
+
+/**
+ * Every runtime export of `@pol/core/backend`, with the test file that covers its behaviour. A new
+ * export fails this test until it is listed here, with tests beside its module.
+ */
+const coverage: Record<string, string> = {
+  // ambient.ts
+  contextStore: 'ambient.test.ts',
+  setAmbientStore: 'ambient.test.ts',
+  syncStore: 'ambient.test.ts',
+  // array.ts
+  familyKey: 'array.test.ts',
+  familyOf: 'array.test.ts',
+  hostFamily: 'array.test.ts',
+  makeHostArray: 'array.test.ts',
+  // dims.ts
+  frozenDims: 'dims.test.ts',
+  internDims: 'dims.test.ts',
+  sameDims: 'dims.test.ts',
+  // failure.ts
+  attachSuppressed: 'failure.test.ts',
+  closeAfterFailure: 'failure.test.ts',
+  // frame.ts
+  scopeFrame: 'frame.test.ts',
+  // options.ts
+  readOptions: 'options.test.ts',
+  // power-of-two.ts
+  isPowerOfTwo: 'power-of-two.test.ts',
+  // shape.ts
+  shapeText: 'shape.test.ts',
+  // space.ts
+  assertSpace: 'space.test.ts',
+  frameKey: 'space.test.ts',
+  openFrameKey: 'space.test.ts',
+  rollbackKey: 'space.test.ts',
+  savepointKey: 'space.test.ts',
+  spaceKey: 'space.test.ts',
+  // value.ts
+  describeValue: 'value.test.ts',
+  isThenable: 'value.test.ts',
+  // zero.ts
+  zeroArray: 'zero.test.ts',
+};
+
+describe('@pol/core/backend exports', () => {
+  it('exports exactly the inventoried names, each with its behaviour tests', () => {
+    expect(Object.keys(backend).sort()).toEqual(Object.keys(coverage).sort());
+  });
+
+  it('exports the very objects @pol/core exports under the same names (one helper, one place)', () => {
+    for (const [name, value] of Object.entries(backend)) {
+      if (name in pol) expect((pol as Record<string, unknown>)[name], name).toBe(value);
+    }
+  });
+
+  it('exports functions and symbols and frozen data, nothing undefined', () => {
+    for (const [name, value] of Object.entries(backend)) {
+      expect(value, name).toBeDefined();
+      expect(['function', 'symbol', 'object'], name).toContain(typeof value);
+    }
+  });
+});

@@ -1,0 +1,33 @@
+/**
+ * `@pol/core/backend`: what a backend author (a new kind of memory: a WASM heap, another GPU API)
+ * and every Pol package build on, and what a user of Pol never needs. The backend protocol (the
+ * symbols a space, a frame and an array carry, the array family and its zeroing, frames that only
+ * scope, the ambient store), and the small helpers that every package shares instead of copying:
+ * dims interning and comparison, the `dtype[dims]` text, value description for messages, reading
+ * an options object, the thenable and power-of-two tests, and keeping a first error when a
+ * clean-up fails too.
+ *
+ * Import the user-facing vocabulary (`alloc`, `Undef`, `Similar`, the types) from `@pol/core`.
+ *
+ * @example
+ * ```ts
+ * import { alloc, Similar } from '@pol/core';
+ * import { familyOf, hostFamily, internDims, shapeText } from '@pol/core/backend';
+ * const y = alloc(Similar(new Float32Array(0)), 'float32', internDims([2, 3]));
+ * console.log(familyOf(y) === hostFamily, shapeText(y.dtype, y.dims)); // true 'float32[2, 3]'
+ * ```
+ *
+ * @packageDocumentation
+ */
+
+export { type AmbientStore, contextStore, setAmbientStore, syncStore } from './ambient.js';
+export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray } from './array.js';
+export { frozenDims, internDims, sameDims } from './dims.js';
+export { attachSuppressed, closeAfterFailure } from './failure.js';
+export { scopeFrame } from './frame.js';
+export { readOptions } from './options.js';
+export { isPowerOfTwo } from './power-of-two.js';
+export { shapeText } from './shape.js';
+export { assertSpace, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
+export { describeValue, isThenable } from './value.js';
+export { zeroArray } from './zero.js';
