@@ -1,13 +1,16 @@
+/**
+ * The arena: `ArenaImpl`, its offset, watermark, epoch and clock, the fast and slow paths of a
+ * carve, marks, releases, frames and savepoints; and its public face, the `Arena` interface and
+ * constructor.
+ *
+ * @module
+ */
+
 import {
   type ArrayOf,
   ambientspace,
-  byteLength,
   type DType,
   describeValue,
-  dtypeInfo,
-  type Frame,
-  FrameClosedError,
-  frameKey,
   frozenDims,
   InvalidArgumentError,
   type Kind,
@@ -18,218 +21,27 @@ import {
   savepointKey,
   spaceKey,
 } from '@pol/core';
-import {
-  ArenaFullError,
-  ContendedError,
-  ForeignMarkError,
-  FrameOrderError,
-  InvalidAlignmentError,
-  InvalidSlabError,
-  MarkAboveOffsetError,
-  StaleArrayError,
-  StaleMarkError,
-} from './errors.js';
-import {
-  type AnyStorage,
-  type ArrayLife,
-  checkStorage,
-  type Slab,
-  type SlabKind,
-  type SlabStorage,
-  type SlabTypes,
-  storageFor,
-} from './storage.js';
-
-/**
- * The slab type of a `K` arena: `SlabOf<'host'>` is ArrayBuffer, SharedArrayBuffer, Uint8Array or a
- * WebAssembly memory.
- *
- * @example
- * ```ts
- * import { Arena, type SlabOf } from '@pol/arena';
- * const slab: SlabOf<'host'> = new ArrayBuffer(1024);
- * const arena = new Arena(slab);
- * ```
- */
-export type SlabOf<K extends Kind> = K extends keyof SlabTypes ? SlabTypes[K] : unknown;
-
-/**
- * Options of `new Arena(slab, options)`.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaOptions } from '@pol/arena';
- * const options: ArenaOptions = { alignment: 64, checked: true };
- * const arena = new Arena(new ArrayBuffer(4096), options);
- * ```
- */
-export interface ArenaOptions {
-  /**
-   * Where each carve starts, relative to the slab's first byte: a power of two. Default 256. A
-   * carve also starts at a multiple of its element size in absolute terms (see the README).
-   */
-  readonly alignment?: number;
-  /**
-   * Checked mode: released bytes are poisoned, arrays refuse reads once they die, and array objects
-   * are never reused. For tests and debugging; off by default, and free when off.
-   */
-  readonly checked?: boolean;
-}
-
-/**
- * Options naming the storage outright, for a slab type no {@link SlabTypes} entry declares.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaStorageOptions, type SlabStorage } from '@pol/arena';
- * import { dtypeInfo, makeHostArray } from '@pol/core';
- * class Pages {
- *   readonly bytes = new ArrayBuffer(4096);
- * }
- * const pages: SlabStorage<Pages, 'host'> = {
- *   name: 'Pages',
- *   kind: 'host',
- *   residency: 'host',
- *   matches: (slab): slab is Pages => slab instanceof Pages,
- *   byteLength: (slab) => slab.bytes.byteLength,
- *   carve: (slab, offset, dtype, dims) =>
- *     makeHostArray(dtype, dims, new (dtypeInfo(dtype).TypedArray)(slab.bytes, offset, dims.reduce((a, b) => a * b, 1))),
- * };
- * const options: ArenaStorageOptions<Pages, 'host'> = { storage: pages, alignment: 64 };
- * const arena = new Arena(new Pages(), options); // Arena<'host'>
- * ```
- */
-export interface ArenaStorageOptions<S, K extends Kind> extends ArenaOptions {
-  /** The storage to carve `slab` with, instead of the first registered one that matches it. */
-  readonly storage: SlabStorage<S, K>;
-}
-
-/**
- * What `observe` listeners receive after each retract (frame closes included) and reset.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaEvent, observe } from '@pol/arena';
- * const arena = new Arena(new ArrayBuffer(1024));
- * const log: ArenaEvent[] = [];
- * observe(arena, (event) => log.push(event));
- * arena.reset(); // log: [{ kind: 'reset', offset: 0, epoch: 1 }]
- * ```
- */
-export interface ArenaEvent {
-  /** `'retract'` for a retract, a frame close or a rolled-back allocation; `'reset'` for a reset. */
-  readonly kind: 'retract' | 'reset';
-  /** The arena's offset after the release: every byte from here up is released. */
-  readonly offset: number;
-  /** The arena's epoch after the release. */
-  readonly epoch: number;
-}
-
-/**
- * A listener passed to `observe`.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaListener, observe } from '@pol/arena';
- * let pinnedEnd = 512; // say, the end of the region a captured graph uses
- * const invalidate: ArenaListener = (event) => {
- *   if (event.offset < pinnedEnd) pinnedEnd = 0;
- * };
- * observe(new Arena(new ArrayBuffer(1024)), invalidate);
- * ```
- */
-export type ArenaListener = (event: ArenaEvent) => void;
-
-/**
- * What `arena.describe()` returns: a snapshot of the arena's state.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaDescription } from '@pol/arena';
- * const arena = new Arena(new ArrayBuffer(1 << 20));
- * arena.alloc('float32', [256]);
- * const d: ArenaDescription<'host'> = arena.describe();
- * console.log(d.residency, d.capacity, d.offset, d.watermark, d.openFrames); // 'host' 1048576 1024 1024 0
- * ```
- */
-export interface ArenaDescription<K extends Kind = Kind> {
-  /** The kind of arrays it carves. */
-  readonly kind: K;
-  /** The storage's name, such as `'ArrayBuffer'`. */
-  readonly storage: string;
-  /** Where its bytes live. */
-  readonly residency: 'host' | 'device';
-  /** The slab's size in bytes. */
-  readonly capacity: number;
-  /** The first free byte. */
-  readonly offset: number;
-  /** The highest offset ever reached, across resets. */
-  readonly watermark: number;
-  /** Where carves start, relative to the slab's first byte. */
-  readonly alignment: number;
-  /** How many resets the arena has been through. */
-  readonly epoch: number;
-  /** Whether the arena is in checked mode. */
-  readonly checked: boolean;
-  /** How many frames are open on it. */
-  readonly openFrames: number;
-  /** The offset each open frame opened at (and will retract to), outermost first. */
-  readonly frameMarks: readonly number[];
-  /** How many array objects it has ever made: flat once a loop is steady. */
-  readonly arraysCreated: number;
-}
-
-declare const markBrand: unique symbol;
-
-/**
- * A snapshot of an arena's offset, returned by `mark` and consumed by `retract`. It carries the
- * arena's epoch, so a mark taken before a `reset` is refused instead of corrupting newer carves.
- *
- * @example
- * ```ts
- * import { Arena, type Mark, mark, retract } from '@pol/arena';
- * const arena = new Arena(new ArrayBuffer(1024));
- * const m: Mark = mark(arena);
- * arena.alloc('int32', [8]);
- * retract(arena, m);
- * console.log(m.offset, m.epoch); // 0 0
- * ```
- */
-export interface Mark {
-  readonly [markBrand]: true;
-  /** The offset it snapshots. */
-  readonly offset: number;
-  /** The epoch it was taken in. */
-  readonly epoch: number;
-}
-
-/**
- * A frame on an arena: `scratchspace(arena, f)` hands one to `f`. It marks the arena when it opens
- * and retracts to that mark when it closes, so everything carved through it dies at once. It
- * allocates only while it is the arena's innermost open frame.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaFrame } from '@pol/arena';
- * import { scratchspace } from '@pol/core';
- * const arena = new Arena(new ArrayBuffer(1024));
- * scratchspace(arena, (frame) => {
- *   const f = frame as ArenaFrame<'host'>; // scratchspace types it as core's Frame<'host'>
- *   const tmp = f.tryAlloc('float32', [64]); // undefined if it does not fit
- *   console.log(f.start, f.arena === arena, tmp?.data.length); // 0 true 64
- * });
- * ```
- */
-export interface ArenaFrame<K extends Kind = Kind> extends Frame<K> {
-  /** The arena it was opened on (directly or through outer frames). */
-  readonly arena: Arena<K>;
-  /** The arena's offset when the frame opened: where closing it retracts to. */
-  readonly start: number;
-  /** Like `alloc`, but `undefined` instead of `ArenaFullError` when the array does not fit. */
-  tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined;
-  /** Open a frame nested in this one (what `scratchspace(frame, f)` calls). */
-  [openFrameKey](): ArenaFrame<K>;
-}
+import { CacheEntry, CarveCache } from './carve-cache.js';
+import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
+import { InvalidSlabError } from './errors.js';
+import { FrameImpl, frameOps } from './frame.js';
+import { alignUp, CarveSize, elementPadding, measureCarve } from './layout.js';
+import { type Mark, MarkImpl } from './mark.js';
+import { checkAlignment, readOptions } from './options.js';
+import { allocOrder, arenaFull, type BadMark, badMark, badRollback, closeOrder, contended, resetOrder } from './refusals.js';
+import { storageFor } from './registry.js';
+import { ReleaseLog } from './release-log.js';
+import { Savepoint } from './savepoint.js';
+import type { AnyStorage, Slab, SlabKind, SlabStorage } from './storage.js';
+import type {
+  ArenaDescription,
+  ArenaEvent,
+  ArenaFrame,
+  ArenaListener,
+  ArenaOptions,
+  ArenaStorageOptions,
+  SlabOf,
+} from './types.js';
 
 /**
  * A bump allocator over one preallocated slab of bytes, and a `Space` of kind `K`. See `Arena`
@@ -308,275 +120,10 @@ export interface ArenaConstructor {
   readonly prototype: Arena;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Internals
-
-/** Entries kept per offset in the array cache: enough for a few shapes that take turns at one offset. */
-const BUCKET_SIZE = 8;
-/** Cache changes remembered for one savepoint; past this a rollback restores everything but cache identity. */
-const UNDO_LIMIT = 4096;
-
-class CacheEntry {
-  constructor(
-    readonly dtype: DType,
-    readonly dims: readonly number[], // frozen, owned by the cache; validated when carved
-    readonly array: PolArray,
-    readonly reserved: number, // the bytes the carve took (the storage's reserve of its byte length)
-  ) {}
-}
-
-class Bucket {
-  // Invariant: at most BUCKET_SIZE entries, at most one per (dtype, dims).
-  readonly entries: CacheEntry[] = [];
-  // The slot the next insertion replaces once the bucket is full (round robin).
-  next = 0;
-}
-
-// Slots of the dense part of a CarveCache (offsets up to DENSE_LIMIT × alignment); 64 Ki slots at
-// most, half a megabyte of pointers.
-const DENSE_LIMIT = 1 << 16;
-// How far past its end the dense part may grow at once. Carves far apart (large arrays) go to the
-// Map instead, so the dense part never fills long runs of empty slots.
-const DENSE_GAP = 16;
-
-/**
- * Offset → the bucket of arrays carved there. Offsets that are multiples of the arena's alignment
- * and close together (consecutive carves of small and medium arrays) live in a dense array indexed
- * by offset / alignment, which a steady loop reads several times faster than a Map; the others
- * (padded starts, carves far apart, offsets past the dense part) live in a Map.
- */
-class CarveCache {
-  // Invariants: #dense has no holes (unused slots hold undefined), so it stays a packed array; an
-  // offset's bucket is in #dense or in #sparse, never both.
-  readonly #dense: (Bucket | undefined)[] = [];
-  readonly #sparse = new Map<number, Bucket>();
-  readonly #mask: number; // alignment - 1
-  readonly #shift: number; // log2(alignment)
-
-  constructor(alignment: number) {
-    this.#mask = alignment - 1;
-    this.#shift = 31 - Math.clz32(alignment);
-  }
-
-  // The dense slot `offset` would take, or -1 when it can only live in the Map.
-  #slot(offset: number): number {
-    if (offset >= 0x40000000 || (offset & this.#mask) !== 0) return -1;
-    const slot = offset >>> this.#shift;
-    return slot < DENSE_LIMIT ? slot : -1;
-  }
-
-  get(offset: number): Bucket | undefined {
-    const slot = this.#slot(offset);
-    if (slot >= 0 && slot < this.#dense.length) {
-      const bucket = this.#dense[slot];
-      if (bucket !== undefined) return bucket;
-    }
-    return this.#sparse.size === 0 ? undefined : this.#sparse.get(offset);
-  }
-
-  // Only for an offset `get` found nothing at.
-  set(offset: number, bucket: Bucket): void {
-    const slot = this.#slot(offset);
-    const dense = this.#dense;
-    if (slot < 0 || slot > dense.length + DENSE_GAP) {
-      this.#sparse.set(offset, bucket);
-      return;
-    }
-    while (dense.length < slot) dense.push(undefined);
-    dense[slot] = bucket;
-  }
-
-  delete(offset: number): void {
-    const slot = this.#slot(offset);
-    if (slot >= 0 && slot < this.#dense.length && this.#dense[slot] !== undefined) this.#dense[slot] = undefined;
-    else this.#sparse.delete(offset);
-  }
-}
-
-// One cache change, remembered while a savepoint is armed so that a rollback can undo it.
-class UndoRecord {
-  constructor(
-    readonly offset: number,
-    readonly bucket: Bucket,
-    readonly created: boolean, // the bucket itself was added to the cache
-    readonly slot: number,
-    readonly previous: CacheEntry | undefined, // undefined: the entry was appended
-    readonly previousNext: number,
-  ) {}
-}
-
-type DeathCause = 'frame' | 'retract' | 'reset' | 'rollback';
-
-class Death {
-  constructor(
-    readonly cause: DeathCause,
-    readonly offset: number, // the arena's offset after the release
-    readonly epoch: number, // the epoch the release happened in
-    readonly arena: string,
-  ) {}
-
-  describe(): string {
-    switch (this.cause) {
-      case 'frame':
-        return `its frame closed, retracting ${this.arena} to offset ${this.offset} in epoch ${this.epoch}`;
-      case 'retract':
-        return `retract(arena, mark) released it, moving ${this.arena} back to offset ${this.offset} in epoch ${this.epoch}`;
-      case 'reset':
-        return `reset(arena) released it, ending epoch ${this.epoch} of ${this.arena}`;
-      case 'rollback':
-        return `a spec allocation that failed part-way rolled it back on ${this.arena} (epoch ${this.epoch})`;
-    }
-  }
-}
-
-/** The life of one checked carve (see ArrayLife). */
-class CarveLife implements ArrayLife {
-  // Invariant: #death is set exactly once, by the release that frees [start, start + byteLength).
-  #death: Death | undefined;
-
-  constructor(
-    readonly dtype: DType,
-    readonly dims: readonly number[],
-    readonly start: number,
-    readonly byteLength: number,
-    readonly clock: number, // the arena's clock when carved: a release to a mark with clock ≤ this kills it
-  ) {}
-
-  get alive(): boolean {
-    return this.#death === undefined;
-  }
-
-  die(death: Death): void {
-    this.#death = death;
-  }
-
-  assertAlive(): void {
-    if (this.#death !== undefined) throw this.#stale(this.#death);
-  }
-
-  #stale(death: Death): StaleArrayError {
-    return new StaleArrayError(
-      `${this.dtype}[${this.dims.join(', ')}] (carved at offset ${this.start}) is stale: ${death.describe()}. ` +
-        'Its bytes have been poisoned and may be handed out again. Read an array only while its frame is open; ' +
-        'copy what must outlive the frame, or allocate it from the arena (or an outer frame) before opening the frame.',
-    );
-  }
-}
-
-class MarkImpl implements Mark {
-  declare readonly [markBrand]: true;
-  constructor(
-    readonly arena: ArenaImpl<Kind>,
-    readonly offset: number,
-    readonly epoch: number,
-    readonly clock: number, // the arena's clock value this mark took; orders it against carves and releases
-  ) {}
-
-  toString(): string {
-    return `Mark(offset ${this.offset}, epoch ${this.epoch})`;
-  }
-}
-
-class Savepoint {
-  constructor(
-    readonly arena: ArenaImpl<Kind>,
-    readonly offset: number,
-    readonly watermark: number,
-    readonly epoch: number,
-    readonly clock: number,
-    readonly top: FrameImpl<Kind> | undefined,
-  ) {}
-}
-
-// Friend access: frames reach their arena's private state only through these functions, which
-// ArenaImpl's static block fills in (a class's #private members are visible to that class alone).
-interface Friends {
-  alloc<K extends Kind, D extends DType>(
-    arena: ArenaImpl<K>,
-    frame: FrameImpl<K>,
-    dtype: D,
-    dims: readonly number[],
-    fallible: boolean,
-  ): ArrayOf<K, D> | undefined;
-  open<K extends Kind>(arena: ArenaImpl<K>, on: FrameImpl<K>): FrameImpl<K>;
-  close<K extends Kind>(arena: ArenaImpl<K>, frame: FrameImpl<K>): void;
-  notify(arena: ArenaImpl<Kind>, kind: 'retract' | 'reset'): void;
-}
-const friends = {} as Friends;
-
-// `alignment` is a power of two. Offsets below 2^30 (every slab up to a gigabyte, and the start of
-// any larger one) take the bit mask, which is much cheaper than a division; the rest take `%`.
-function alignUp(x: number, alignment: number): number {
-  if (x < 0x40000000 && alignment <= 0x40000000) return (x + alignment - 1) & -alignment;
-  const r = x % alignment;
-  return r === 0 ? x : x + alignment - r;
-}
-
-function sameDims(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
-}
-
-const knownOptions = new Set(['alignment', 'checked', 'storage']);
-
-function readOptions(options: unknown): { alignment: unknown; checked: boolean; storage: AnyStorage | undefined } {
-  if (options === undefined) return { alignment: 256, checked: false, storage: undefined };
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(
-      `new Arena(slab, options) takes an options object such as { alignment: 256, checked: false }, got ${describeValue(options)}.`,
-    );
-  }
-  const o = options as { alignment?: unknown; checked?: unknown; storage?: unknown };
-  for (const key of Object.keys(o)) {
-    if (!knownOptions.has(key)) {
-      throw new InvalidArgumentError(
-        `new Arena: unknown option '${key}'. The options are alignment (a power of two), checked (a boolean) and storage (a SlabStorage).`,
-      );
-    }
-  }
-  if (o.checked !== undefined && typeof o.checked !== 'boolean') {
-    throw new InvalidArgumentError(`new Arena: checked must be true or false, got ${describeValue(o.checked)}.`);
-  }
-  if (o.storage !== undefined) checkStorage(o.storage);
-  return {
-    alignment: o.alignment === undefined ? 256 : o.alignment,
-    checked: o.checked === true,
-    storage: o.storage as AnyStorage | undefined,
-  };
-}
-
-function checkAlignment(alignment: unknown): number {
-  if (
-    typeof alignment !== 'number' ||
-    !Number.isSafeInteger(alignment) ||
-    alignment < 1 ||
-    (alignment > 2 ** 30 ? !Number.isInteger(Math.log2(alignment)) : (alignment & (alignment - 1)) !== 0)
-  ) {
-    throw new InvalidAlignmentError(
-      `new Arena: alignment must be a power of two (1, 2, 4, ..., 256, ...), got ${describeValue(alignment)}. ` +
-        'Leave it out for the default, 256.',
-    );
-  }
-  return alignment;
-}
-
 /**
  * The arena. Its hot paths (alloc on a cache hit, mark, retract, frame open and close) touch only
- * numbers and a handful of references; every refusal is built in a separate cold method, after
- * nothing has been changed.
+ * numbers and a handful of references; every refusal is built in `refusals.ts`, after nothing has
+ * been changed.
  */
 class ArenaImpl<K extends Kind> implements Arena<K> {
   readonly [spaceKey]: K;
@@ -601,24 +148,17 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // and their starts and clocks increase from the outermost to #top.
   #top: FrameImpl<K> | undefined = undefined;
   #depth = 0;
-  // Releases (retracts that lowered the offset) since the last reset, as a monotonic stack:
-  // clocks and targets both strictly increase from 0 to #releases - 1; a release pops the entries
-  // whose target is not below its own, which can no longer decide any mark's fate. A mark is stale
-  // when a release after it (clock > mark's) went below its offset: its bytes were handed out again.
-  readonly #releaseClocks: number[] = [];
-  readonly #releaseTargets: number[] = [];
-  #releases = 0;
+  // The releases since the last reset that decide whether a mark is stale.
+  readonly #releases = new ReleaseLog();
   // Unchecked mode: offset → the arrays carved there, so a repeated carve returns the same object.
   readonly #cache: CarveCache;
-  // Checked mode: the lives of live carves in carve order (so their clocks never decrease).
-  readonly #live: CarveLife[] = [];
+  // Checked mode: the lives of live carves.
+  readonly #lives: CheckedCarves | undefined;
   #created = 0;
   // Copy-on-write, so a listener may unsubscribe while being notified.
   #listeners: readonly ArenaListener[] = [];
-  // Cache changes since the armed savepoint; disarmed by any operation a rollback cannot span.
-  readonly #undo: UndoRecord[] = [];
-  #undoArmed = false;
-  #undoOverflow = false;
+  // Refilled by every slow-path carve.
+  readonly #size = new CarveSize();
 
   constructor(slab: unknown, options?: unknown) {
     const o = readOptions(options);
@@ -644,6 +184,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.alignment = alignment;
     this.#cache = new CarveCache(alignment);
     this.checked = o.checked;
+    this.#lives = o.checked ? new CheckedCarves(storage, slab, (offset) => this.#summary(offset)) : undefined;
     this.capacity = capacity;
     this.#base = base;
   }
@@ -674,87 +215,54 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
 
   // The fast path: a steady loop repeats its allocation sequence, so the arena-aligned offset
   // usually holds a cached array of this very dtype and dims. A cached entry was validated and
-  // element-aligned when it was carved at exactly that offset, so a match needs no validation,
-  // no dtype lookup and no padding: compare, bump, return. Anything else takes the slow path.
+  // element-aligned when it was carved at exactly that offset, and the capacity never changes, so
+  // a match needs no validation, no dtype lookup, no padding and no bounds check: compare, bump,
+  // return. Anything else takes the slow path.
   #bump<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
+    const start = alignUp(this.#offset, this.alignment);
     if (!this.checked) {
-      const start = alignUp(this.#offset, this.alignment);
-      const bucket = this.#cache.get(start);
-      if (bucket !== undefined) {
-        const entries = bucket.entries;
-        for (let i = 0; i < entries.length; i++) {
-          const entry = entries[i] as CacheEntry;
-          if (entry.dtype === dtype && sameDims(entry.dims, dims)) {
-            const end = start + entry.reserved;
-            if (end > this.capacity) break;
-            this.#offset = end;
-            if (end > this.#watermark) this.#watermark = end;
-            return entry.array as ArrayOf<K, D>;
-          }
-        }
+      const entry = this.#cache.find(start, dtype, dims);
+      if (entry !== undefined) {
+        const end = start + entry.reserved;
+        this.#offset = end;
+        if (end > this.#watermark) this.#watermark = end;
+        return entry.array as ArrayOf<K, D>;
       }
     }
-    return this.#bumpSlow(dtype, dims, fallible);
+    return this.#bumpSlow(start, dtype, dims, fallible);
   }
 
-  #bumpSlow<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
-    const bytes = byteLength(dtype, dims); // validates dtype and dims
-    const elementAlignment = dtypeInfo(dtype).alignment;
-    let start = alignUp(this.#offset, this.alignment);
+  // `aligned` is the arena-aligned start, at which the fast path found nothing cached.
+  #bumpSlow<D extends DType>(aligned: number, dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
+    const size = measureCarve(this.storage as unknown as AnyStorage, dtype, dims, this.#size);
     // JavaScript wants a view's absolute byteOffset to be a multiple of its element size.
-    const misfit = (this.#base + start) % elementAlignment;
-    if (misfit !== 0) start += elementAlignment - misfit;
-    const reserve = this.storage.reserve;
-    const end = start + (reserve === undefined ? bytes : reserve.call(this.storage, bytes));
+    const start = aligned + elementPadding(this.#base, aligned, size.elementAlignment);
+    const end = start + size.reserved;
     if (end > this.capacity) {
       if (fallible) return undefined;
       throw this.#full(dtype, dims, start, end);
     }
-    const array = this.checked
-      ? this.#carveChecked(start, dtype, dims, bytes)
-      : this.#carveCached(start, dtype, dims, end - start);
+    let array: PolArray;
+    if (this.#lives !== undefined) array = this.#carveChecked(this.#lives, start, dtype, dims, size.bytes);
+    else {
+      // The fast path looked at `aligned` already; a padded start is another offset, looked at once here.
+      const entry = start === aligned ? undefined : this.#cache.find(start, dtype, dims);
+      array = entry !== undefined ? entry.array : this.#carveNew(start, dtype, dims, end - start);
+    }
     this.#offset = end;
     if (end > this.#watermark) this.#watermark = end;
     return array as ArrayOf<K, D>;
   }
 
-  #carveCached(start: number, dtype: DType, dims: readonly number[], reserved: number): PolArray {
-    const bucket = this.#cache.get(start);
-    if (bucket !== undefined) {
-      const entries = bucket.entries;
-      for (let i = 0; i < entries.length; i++) {
-        const entry = entries[i];
-        if (entry !== undefined && entry.dtype === dtype && sameDims(entry.dims, dims)) return entry.array;
-      }
-    }
-    return this.#miss(start, dtype, dims, reserved, bucket);
-  }
-
-  #miss(start: number, dtype: DType, dims: readonly number[], reserved: number, found: Bucket | undefined): PolArray {
+  #carveNew(start: number, dtype: DType, dims: readonly number[], reserved: number): PolArray {
     const frozen = frozenDims(dims);
     const array = this.storage.carve(this.slab, start, dtype, frozen) as PolArray;
     this.#created++;
-    const entry = new CacheEntry(dtype, frozen, array, reserved);
-    const bucket = found ?? new Bucket();
-    if (found === undefined) this.#cache.set(start, bucket);
-    const entries = bucket.entries;
-    const full = entries.length >= BUCKET_SIZE;
-    const slot = full ? bucket.next : entries.length;
-    if (this.#undoArmed) this.#remember(new UndoRecord(start, bucket, found === undefined, slot, entries[slot], bucket.next));
-    entries[slot] = entry;
-    if (full) bucket.next = (bucket.next + 1) % BUCKET_SIZE;
+    this.#cache.add(start, new CacheEntry(dtype, frozen, array, reserved));
     return array;
   }
 
-  #remember(record: UndoRecord): void {
-    if (this.#undo.length >= UNDO_LIMIT) {
-      this.#undoOverflow = true;
-      return;
-    }
-    this.#undo.push(record);
-  }
-
-  #carveChecked(start: number, dtype: DType, dims: readonly number[], bytes: number): PolArray {
+  #carveChecked(lives: CheckedCarves, start: number, dtype: DType, dims: readonly number[], bytes: number): PolArray {
     const frozen = frozenDims(dims);
     const life = new CarveLife(dtype, frozen, start, bytes, this.#clock);
     const storage = this.storage;
@@ -764,89 +272,54 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
         : storage.carveChecked(this.slab, start, dtype, frozen, life)
     ) as PolArray;
     this.#created++;
-    this.#live.push(life);
+    lives.add(life);
     return array;
   }
 
   // --- marks and releases ----------------------------------------------------------------------
 
   mark(): Mark {
-    this.#undoArmed = false;
-    return new MarkImpl(this as ArenaImpl<Kind>, this.#offset, this.#epoch, ++this.#clock);
+    this.#cache.disarm();
+    return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, ++this.#clock);
   }
 
   retract(mark: Mark): void {
-    const m = mark as unknown;
-    if (
-      !(m instanceof MarkImpl) ||
-      m.arena !== (this as ArenaImpl<Kind>) ||
-      m.epoch !== this.#epoch ||
-      m.offset > this.#offset ||
-      this.#released(m) ||
-      (this.#top !== undefined && m.clock < this.#top.clock)
-    ) {
-      throw this.#badMark(m);
-    }
+    const reason = this.#markRefusal(mark);
+    if (reason !== undefined) throw this.#badMark(reason, mark);
+    const m = mark as unknown as MarkImpl;
     this.#release(m.offset, m.clock, 'retract');
     this.#notify('retract');
   }
 
-  reset(): void {
-    if (this.#top !== undefined) throw this.#resetOrder();
-    const from = this.#offset;
-    this.#undoArmed = false;
-    if (this.checked) this.#kill(0, from, Number.NEGATIVE_INFINITY, 'reset');
-    this.#epoch++;
-    this.#releases = 0;
-    this.#offset = 0;
-    this.#notify('reset');
+  // Why retracting to `m` must be refused, or undefined when it may proceed.
+  #markRefusal(m: unknown): BadMark | undefined {
+    if (!(m instanceof MarkImpl)) return 'not a mark';
+    if (m.arena !== (this as Arena<Kind>)) return 'foreign';
+    if (m.epoch !== this.#epoch) return 'older epoch';
+    if (m.offset > this.#offset) return 'above offset';
+    if (this.#releases.wentBelow(m.offset, m.clock)) return 'released';
+    if (this.#top !== undefined && m.clock < this.#top.clock) return 'frame order';
+    return undefined;
   }
 
-  // Whether a release since `m` went below it, handing its bytes out again.
-  #released(m: MarkImpl): boolean {
-    const clocks = this.#releaseClocks;
-    const targets = this.#releaseTargets;
-    let lowest = m.offset;
-    for (let i = this.#releases - 1; i >= 0; i--) {
-      if ((clocks[i] ?? 0) <= m.clock) break;
-      lowest = targets[i] ?? 0;
-    }
-    return lowest < m.offset;
+  reset(): void {
+    if (this.#top !== undefined) throw resetOrder(String(this), this.#depth);
+    const from = this.#offset;
+    this.#cache.disarm();
+    this.#lives?.kill(0, from, Number.NEGATIVE_INFINITY, 'reset', this.#epoch);
+    this.#epoch++;
+    this.#releases.clear();
+    this.#offset = 0;
+    this.#notify('reset');
   }
 
   // Move the offset back to `target`, releasing every carve made since `clock`. Validated already.
   #release(target: number, clock: number, cause: DeathCause): void {
     const from = this.#offset;
-    this.#undoArmed = false;
-    if (target < from) {
-      const targets = this.#releaseTargets;
-      let n = this.#releases;
-      while (n > 0 && (targets[n - 1] ?? 0) >= target) n--;
-      this.#releaseClocks[n] = ++this.#clock;
-      targets[n] = target;
-      this.#releases = n + 1;
-    }
-    if (this.checked) this.#kill(target, from, clock, cause);
+    this.#cache.disarm();
+    if (target < from) this.#releases.record(target, ++this.#clock);
+    this.#lives?.kill(target, from, clock, cause, this.#epoch);
     this.#offset = target;
-  }
-
-  // Checked mode: poison [target, from) and kill every carve made at or after `clock`.
-  #kill(target: number, from: number, clock: number, cause: DeathCause): void {
-    const live = this.#live;
-    const poison = this.storage.poison;
-    if (poison !== undefined && from > target) poison.call(this.storage, this.slab, target, from - target);
-    let n = live.length;
-    if (n === 0 || (live[n - 1]?.clock ?? Number.NEGATIVE_INFINITY) < clock) return;
-    const death = new Death(cause, target, this.#epoch, this.#summary(target));
-    for (; n > 0; n--) {
-      const life = live[n - 1];
-      if (life === undefined || life.clock < clock) break;
-      life.die(death);
-      if (poison !== undefined && life.byteLength > 0 && dtypeInfo(life.dtype).float) {
-        poison.call(this.storage, this.slab, life.start, life.byteLength, life.dtype);
-      }
-    }
-    live.length = n;
   }
 
   observe(listener: ArenaListener): () => void {
@@ -891,12 +364,12 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     const top = this.#top;
     // Nesting on the bare arena is for code running inside the innermost frame's block (the same
     // task); anyone else opening a frame now would interleave with its holder.
-    if (top !== undefined && ambientspace(this) !== top) throw this.#contended(this);
+    if (top !== undefined && ambientspace(this) !== top) throw contended(String(this), String(top));
     return this.#openFrame(this);
   }
 
   #openFrame(parent: Space<K>): FrameImpl<K> {
-    this.#undoArmed = false;
+    this.#cache.disarm();
     const frame = new FrameImpl(this, parent, this.#offset, ++this.#clock, this.#top);
     this.#top = frame;
     this.#depth++;
@@ -906,11 +379,9 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // --- savepoints (atomic spec allocation) -----------------------------------------------------
 
   [savepointKey](): unknown {
-    this.#undo.length = 0;
-    this.#undoArmed = true;
-    this.#undoOverflow = false;
+    this.#cache.arm();
     return new Savepoint(
-      this as ArenaImpl<Kind>,
+      this as Arena<Kind>,
       this.#offset,
       this.#watermark,
       this.#epoch,
@@ -922,33 +393,17 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   [rollbackKey](token: unknown): void {
     if (
       !(token instanceof Savepoint) ||
-      token.arena !== (this as ArenaImpl<Kind>) ||
+      token.arena !== (this as Arena<Kind>) ||
       token.epoch !== this.#epoch ||
       token.top !== (this.#top as FrameImpl<Kind> | undefined) ||
       token.offset > this.#offset
     ) {
-      throw new InvalidArgumentError(
-        `${this.#summary(this.#offset)} cannot roll back to ${describeValue(token)}: only to the savepoint of the allocation that just failed.`,
-      );
+      throw badRollback(this.#summary(this.#offset), token);
     }
-    const undo = this.#undoArmed && !this.#undoOverflow ? this.#undo : undefined;
     const moved = token.offset < this.#offset;
+    this.#cache.rollback(); // before the release, which disarms the undo log
     this.#release(token.offset, token.clock, 'rollback');
     this.#watermark = token.watermark;
-    if (undo !== undefined) {
-      for (let i = undo.length - 1; i >= 0; i--) {
-        const r = undo[i];
-        if (r === undefined) continue;
-        if (r.created) {
-          this.#cache.delete(r.offset);
-          continue;
-        }
-        if (r.previous === undefined) r.bucket.entries.length = r.slot;
-        else r.bucket.entries[r.slot] = r.previous;
-        r.bucket.next = r.previousNext;
-      }
-    }
-    this.#undo.length = 0;
     // A rollback is an internal undo: listeners hear of it only when it released bytes.
     if (moved) this.#notify('retract');
   }
@@ -986,195 +441,69 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     );
   }
 
-  // --- cold paths: every refusal is built here, after nothing has changed -----------------------
+  // --- refusals, built after nothing has changed ------------------------------------------------
 
-  #full(dtype: DType, dims: readonly number[], start: number, end: number): ArenaFullError {
-    const offset = this.#offset;
-    const requested = end - start;
-    const padding = start - offset;
-    const available = this.capacity - offset;
-    return new ArenaFullError(
-      `${this} is full: ${dtype}[${dims.join(', ')}] needs ${requested} bytes` +
-        (padding > 0 ? ` (plus ${padding} bytes of padding to start it at offset ${start})` : '') +
-        `, but only ${available} of ${this.capacity} bytes are left (watermark ${this.#watermark}). ` +
-        'An arena never grows: size the slab from watermark(arena) after a warm-up pass, release scratch with a frame or retract, ' +
-        'or use tryAlloc to fall back.',
-      requested + padding,
-      available,
-      this.#watermark,
-    );
+  #full(dtype: DType, dims: readonly number[], start: number, end: number): Error {
+    const state = { summary: String(this), offset: this.#offset, watermark: this.#watermark, capacity: this.capacity };
+    return arenaFull(state, dtype, dims, start, end);
   }
 
-  #allocOrder(frame: FrameImpl<K> | undefined, dtype: DType, dims: readonly number[]): FrameOrderError {
-    const top = this.#top;
-    const what = frame === undefined ? `${this} itself` : String(frame);
-    return new FrameOrderError(
-      `Cannot allocate ${dtype}[${dims.join(', ')}] from ${what}: ${String(top)} is open inside it, ` +
-        "and its close would release the new array's bytes while you still hold it. " +
-        'Allocate from the innermost open frame (the one scratchspace passed you, or ambientspace()); ' +
-        'allocate what must outlive the frame before opening it. If another async task holds this arena, give each task its own arena.',
-    );
+  #allocOrder(frame: FrameImpl<K> | undefined, dtype: DType, dims: readonly number[]): Error {
+    return allocOrder(frame === undefined ? `${this} itself` : String(frame), String(this.#top), dtype, dims);
   }
 
-  #contended(on: Space<K>): ContendedError {
-    return new ContendedError(
-      `Cannot open a frame on ${String(on)}: ${String(this.#top)} is open on this arena, ` +
-        "and the caller is not inside that frame's block, so the new frame would interleave with it (contended). " +
-        'Give each concurrent task its own arena, or open nested frames on the innermost frame: scratchspace(frame, ...) ' +
-        'or scratchspace(...) inside its block. The open frame and its arrays are untouched.',
-    );
-  }
-
-  #closeOrder(frame: FrameImpl<K>): FrameOrderError {
-    return new FrameOrderError(
-      `Cannot close ${frame}: ${String(this.#top)} was opened inside it and is still open, and closing the outer frame ` +
-        'would release the inner one\'s bytes under it. Close frames innermost first (scratchspace blocks and "using" do this for you). ' +
-        'Nothing was closed.',
-    );
-  }
-
-  #resetOrder(): FrameOrderError {
-    return new FrameOrderError(
-      `Cannot reset ${this}: ${this.#depth} frame${this.#depth === 1 ? ' is' : 's are'} open on it, and a reset would release their bytes under them. ` +
-        'Close every frame first (reset between steps, outside any scratchspace block).',
-    );
-  }
-
-  #badMark(m: unknown): Error {
-    if (!(m instanceof MarkImpl)) {
-      return new InvalidArgumentError(`retract needs a Mark from mark(arena), got ${describeValue(m)}.`);
-    }
-    if (m.arena !== (this as ArenaImpl<Kind>)) {
-      return new ForeignMarkError(
-        `Cannot retract ${this} to ${m}: the mark was taken on another arena, ${m.arena}. Retract an arena only to its own marks.`,
-      );
-    }
-    if (m.epoch !== this.#epoch) {
-      return new StaleMarkError(
-        `Cannot retract ${this} to ${m}: the mark was taken in epoch ${m.epoch}, and reset has since moved the arena to epoch ${this.#epoch}, ` +
-          'so its offset means nothing now. Take a new mark after the reset.',
-      );
-    }
-    if (m.offset > this.#offset) {
-      return new MarkAboveOffsetError(
-        `Cannot retract ${this} to ${m}: the mark is above the current offset ${this.#offset}, and retract only moves the offset back. ` +
-          'An earlier retract already released everything past it.',
-      );
-    }
-    if (this.#released(m)) {
-      return new StaleMarkError(
-        `Cannot retract ${this} to ${m}: a retract below the mark has happened since it was taken, and the bytes above it have been carved again, ` +
-          'so retracting to it would release arrays that are still in use. Take a new mark.',
-      );
-    }
-    const top = this.#top;
-    return new FrameOrderError(
-      `Cannot retract ${this} to ${m}: the mark was taken before ${String(top)} opened, which is still open, and the retract would release its bytes under it. ` +
-        'Close the frame first, or retract only to marks taken inside it.',
-    );
+  #badMark(reason: BadMark, m: unknown): Error {
+    const mark = m instanceof MarkImpl ? m : undefined;
+    return badMark(reason, String(this), m, {
+      markArena: String(mark?.arena),
+      markEpoch: mark?.epoch ?? 0,
+      epoch: this.#epoch,
+      offset: this.#offset,
+      top: String(this.#top),
+    });
   }
 
   static {
-    friends.alloc = <K extends Kind, D extends DType>(
-      arena: ArenaImpl<K>,
+    frameOps.alloc = <K extends Kind, D extends DType>(
+      a: Arena<K>,
       frame: FrameImpl<K>,
       dtype: D,
       dims: readonly number[],
       fallible: boolean,
     ): ArrayOf<K, D> | undefined => {
+      const arena = a as ArenaImpl<K>;
       if (arena.#top !== frame) throw arena.#allocOrder(frame, dtype, dims);
       return arena.#bump(dtype, dims, fallible);
     };
-    friends.open = <K extends Kind>(arena: ArenaImpl<K>, on: FrameImpl<K>): FrameImpl<K> => {
-      if (arena.#top !== on) throw arena.#contended(on);
+    frameOps.open = <K extends Kind>(a: Arena<K>, on: FrameImpl<K>): FrameImpl<K> => {
+      const arena = a as ArenaImpl<K>;
+      if (arena.#top !== on) throw contended(String(on), String(arena.#top));
       return arena.#openFrame(on);
     };
-    friends.close = <K extends Kind>(arena: ArenaImpl<K>, frame: FrameImpl<K>): void => {
-      if (arena.#top !== frame) throw arena.#closeOrder(frame);
+    frameOps.close = <K extends Kind>(a: Arena<K>, frame: FrameImpl<K>): void => {
+      const arena = a as ArenaImpl<K>;
+      if (arena.#top !== frame) throw closeOrder(String(frame), String(arena.#top));
       arena.#top = frame.outer;
       arena.#depth--;
       arena.#release(frame.start, frame.clock, 'frame');
     };
-    friends.notify = (arena: ArenaImpl<Kind>, kind: 'retract' | 'reset'): void => arena.#notify(kind);
+    frameOps.notify = (arena: Arena<Kind>, kind: 'retract' | 'reset'): void => (arena as ArenaImpl<Kind>).#notify(kind);
   }
 }
 
-class FrameImpl<K extends Kind> implements ArenaFrame<K> {
-  readonly [spaceKey]: K;
-  declare readonly [frameKey]: true;
-  // Invariant: open exactly while this frame is on its arena's chain of open frames.
-  #open = true;
-
-  constructor(
-    readonly arena: ArenaImpl<K>,
-    readonly parent: Space<K>,
-    readonly start: number, // the arena's offset at open; closing retracts to it
-    readonly clock: number, // the arena's clock at open: carves made through this frame (or inside it) have clock ≥ this
-    readonly outer: FrameImpl<K> | undefined, // the frame that was innermost when this one opened
-  ) {
-    this[spaceKey] = arena[spaceKey];
-  }
-
-  get isOpen(): boolean {
-    return this.#open;
-  }
-
-  alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
-    if (!this.#open) throw this.#closed(`allocate ${dtype}[${describeDims(dims)}]`);
-    return friends.alloc(this.arena, this, dtype, dims, false) as ArrayOf<K, D>;
-  }
-
-  tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined {
-    if (!this.#open) throw this.#closed(`allocate ${dtype}[${describeDims(dims)}]`);
-    return friends.alloc(this.arena, this, dtype, dims, true);
-  }
-
-  [openFrameKey](): ArenaFrame<K> {
-    if (!this.#open) throw this.#closed('open a nested frame');
-    return friends.open(this.arena, this);
-  }
-
-  // The spec protocol goes to the arena: a spec allocated through a frame fails or rolls back there.
-  [savepointKey](): unknown {
-    if (!this.#open) throw this.#closed('allocate a spec');
-    return this.arena[savepointKey]();
-  }
-
-  [rollbackKey](token: unknown): void {
-    this.arena[rollbackKey](token);
-  }
-
-  close(): void {
-    if (!this.#open) return;
-    friends.close(this.arena, this); // throws, changing nothing, unless this is the innermost frame
-    this.#open = false;
-    friends.notify(this.arena as ArenaImpl<Kind>, 'retract');
-  }
-
-  [Symbol.dispose](): void {
-    this.close();
-  }
-
-  toString(): string {
-    return `Frame(start ${this.start}, ${this.#open ? 'open' : 'closed'}, on ${this.arena})`;
-  }
-
-  #closed(what: string): FrameClosedError {
-    return new FrameClosedError(
-      `Cannot ${what}: ${this} has closed, and everything it allocated is released. ` +
-        'Allocate from a frame only inside its scratchspace block (or before disposing it), or open a new frame.',
-    );
-  }
-}
-
-Object.defineProperty(FrameImpl.prototype, frameKey, { value: true });
-// Messages name values by their class ("got a Mark"): name the classes as users know them.
+// Messages name values by their class ("got an Arena"): name the class as users know it.
 Object.defineProperty(ArenaImpl, 'name', { value: 'Arena' });
-Object.defineProperty(FrameImpl, 'name', { value: 'ArenaFrame' });
-Object.defineProperty(MarkImpl, 'name', { value: 'Mark' });
 
-function describeDims(dims: unknown): string {
-  return Array.isArray(dims) ? dims.join(', ') : describeValue(dims);
+function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /**
@@ -1211,9 +540,9 @@ function describeDims(dims: unknown): string {
 export const Arena: ArenaConstructor = ArenaImpl as unknown as ArenaConstructor;
 
 /** The arena behind `x` (an arena, or a frame on one), or undefined. */
-export function arenaOf(x: unknown): ArenaImpl<Kind> | undefined {
+export function arenaOf(x: unknown): Arena<Kind> | undefined {
   if (x instanceof ArenaImpl) return x as ArenaImpl<Kind>;
-  if (x instanceof FrameImpl) return x.arena as ArenaImpl<Kind>;
+  if (x instanceof FrameImpl) return x.arena as Arena<Kind>;
   return undefined;
 }
 

@@ -1,6 +1,8 @@
-import { type ArrayOf, byteLength, type DType, dtypeInfo, frozenDims } from '@pol/core';
+import { type ArrayOf, type DType, frozenDims } from '@pol/core';
 import { CarveRangeError, MisalignedCarveError } from './errors.js';
-import { type Slab, type SlabKind, storageFor } from './storage.js';
+import { CarveSize, elementPadding, measureCarve } from './layout.js';
+import { storageFor } from './registry.js';
+import type { Slab, SlabKind } from './storage.js';
 
 /**
  * A `dims`-shaped `dtype` array over the slab's bytes from `offset`, aliasing them, never copying:
@@ -34,12 +36,11 @@ export function carve<S extends Slab, D extends DType>(
 ): ArrayOf<SlabKind<S>, D> {
   const storage = storageFor(slab, 'carve(slab, offset, dtype, dims)');
   storage.checkSlab?.(slab as never);
-  const bytes = byteLength(dtype, dims);
+  const { reserved, elementAlignment: size } = measureCarve(storage, dtype, dims, new CarveSize());
   const capacity = storage.byteLength(slab as never);
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
     throw new CarveRangeError(`carve: offset must be a non-negative integer byte offset into the slab, got ${String(offset)}.`);
   }
-  const reserved = storage.reserve === undefined ? bytes : storage.reserve(bytes);
   if (offset + reserved > capacity) {
     throw new CarveRangeError(
       `carve: ${dtype}[${dims.join(', ')}] at offset ${offset} needs bytes ${offset} to ${offset + reserved}, ` +
@@ -47,8 +48,7 @@ export function carve<S extends Slab, D extends DType>(
     );
   }
   const base = storage.byteOffset === undefined ? 0 : storage.byteOffset(slab as never);
-  const size = dtypeInfo(dtype).alignment;
-  if ((base + offset) % size !== 0) {
+  if (elementPadding(base, offset, size) !== 0) {
     throw new MisalignedCarveError(
       `carve: ${dtype} needs an absolute byte offset that is a multiple of ${size}, but offset ${offset}` +
         (base === 0 ? '' : ` from the slab's byteOffset ${base}`) +

@@ -7,18 +7,7 @@
  * @packageDocumentation
  */
 
-export {
-  Arena,
-  type ArenaConstructor,
-  type ArenaDescription,
-  type ArenaEvent,
-  type ArenaFrame,
-  type ArenaListener,
-  type ArenaOptions,
-  type ArenaStorageOptions,
-  type Mark,
-  type SlabOf,
-} from './arena.js';
+export { Arena, type ArenaConstructor } from './arena.js';
 export { carve } from './carve.js';
 export {
   ArenaFullError,
@@ -34,14 +23,17 @@ export {
   StaleArrayError,
   StaleMarkError,
 } from './errors.js';
+export { isArena, mark, observe, reset, retract, tryAlloc, watermark } from './functions.js';
 export { POISON_BYTE } from './host.js';
-export {
-  type ArrayLife,
-  defineStorage,
-  type Slab,
-  type SlabKind,
-  type SlabStorage,
-  type SlabTypes,
-  type WasmMemory,
-} from './storage.js';
-export { isArena, mark, observe, reset, retract, tryAlloc, watermark } from './verbs.js';
+export type { Mark } from './mark.js';
+export { defineStorage } from './registry.js';
+export type { ArrayLife, Slab, SlabKind, SlabStorage, SlabTypes, WasmMemory } from './storage.js';
+export type {
+  ArenaDescription,
+  ArenaEvent,
+  ArenaFrame,
+  ArenaListener,
+  ArenaOptions,
+  ArenaStorageOptions,
+  SlabOf,
+} from './types.js';

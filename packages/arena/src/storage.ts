@@ -1,6 +1,4 @@
 import { type ArrayOf, type DType, describeValue, InvalidArgumentError, type Kind } from '@pol/core';
-import { InvalidSlabError } from './errors.js';
-import { arrayBufferStorage, sharedArrayBufferStorage, uint8ArrayStorage, wasmMemoryStorage } from './host.js';
 
 /**
  * What checked mode hands a storage's {@link SlabStorage.carveChecked}: the life of one carve. An
@@ -180,47 +178,6 @@ export type Slab = SlabTypes[keyof SlabTypes];
  */
 export type SlabKind<S> = Extract<{ [K in keyof SlabTypes]: S extends SlabTypes[K] ? K : never }[keyof SlabTypes], Kind>;
 
-// Tried in order; later definitions go first, so a backend can take over slabs a built-in would
-// match. The built-ins are listed here rather than registered by a call at load time, so that the
-// package stays free of side effects (`sideEffects: false`) and a bundler cannot drop them.
-const registry: AnyStorage[] = [
-  arrayBufferStorage,
-  sharedArrayBufferStorage,
-  uint8ArrayStorage,
-  wasmMemoryStorage,
-] as unknown as AnyStorage[];
-
-/**
- * Register a storage: `new Arena(slab)` and `carve(slab, ...)` use it for every slab it matches.
- * Later definitions are tried first, so a backend can take over slabs a built-in storage would match.
- * Defining the same storage object again moves it to the front.
- *
- * @throws {InvalidArgumentError} when `storage` lacks a required member.
- * @example A storage that takes over plain ArrayBuffers to count carves
- * ```ts
- * import { Arena, carve, defineStorage, type SlabStorage } from '@pol/arena';
- * let carves = 0;
- * const builtIn = new Arena(new ArrayBuffer(0)).storage as SlabStorage<ArrayBuffer, 'host'>;
- * const counting: SlabStorage<ArrayBuffer, 'host'> = {
- *   ...builtIn,
- *   name: 'counted ArrayBuffer',
- *   carve(slab, offset, dtype, dims) {
- *     carves++;
- *     return builtIn.carve(slab, offset, dtype, dims);
- *   },
- * };
- * defineStorage(counting);
- * carve(new ArrayBuffer(16), 0, 'float32', [4]);
- * console.log(carves); // 1
- * ```
- */
-export function defineStorage<S, K extends Kind>(storage: SlabStorage<S, K>): void {
-  checkStorage(storage);
-  const at = registry.indexOf(storage as unknown as AnyStorage);
-  if (at >= 0) registry.splice(at, 1);
-  registry.unshift(storage as unknown as AnyStorage);
-}
-
 /** Throw an `InvalidArgumentError` unless `storage` has every required member of a SlabStorage. */
 export function checkStorage(storage: unknown): void {
   const s = storage as Partial<Record<keyof SlabStorage<unknown, Kind>, unknown>> | null;
@@ -239,25 +196,4 @@ export function checkStorage(storage: unknown): void {
         'See the SlabStorage interface of @pol/arena.',
     );
   }
-}
-
-/** The storage for `slab`, or a thrown {@link InvalidSlabError} naming what is accepted. */
-export function storageFor(slab: unknown, what: string): AnyStorage {
-  for (const storage of registry) {
-    if (storage.matches(slab)) return storage;
-  }
-  throw unmatchedSlab(slab, what);
-}
-
-function unmatchedSlab(slab: unknown, what: string): InvalidSlabError {
-  const names = registry.map((s) => s.name);
-  let hint = '';
-  if (ArrayBuffer.isView(slab)) {
-    hint =
-      ' A slab is bytes, not elements: for a typed array or DataView pass its bytes, ' +
-      'new Uint8Array(x.buffer, x.byteOffset, x.byteLength), or x.buffer.';
-  } else if (Array.isArray(slab)) {
-    hint = ' A plain array holds no bytes: allocate the slab, e.g. new ArrayBuffer(1 << 20).';
-  }
-  return new InvalidSlabError(`${what} needs a slab of bytes, got ${describeValue(slab)}. Accepted: ${names.join(', ')}.${hint}`);
 }

@@ -7,8 +7,10 @@ import {
   InvalidArgumentError,
   type Kind,
 } from '@pol/core';
-import { type Arena, type ArenaListener, arenaOf, isArenaFrame, type Mark } from './arena.js';
+import { type Arena, arenaOf, isArenaFrame } from './arena.js';
 import { NotAnArenaError } from './errors.js';
+import type { Mark } from './mark.js';
+import type { ArenaListener } from './types.js';
 
 function need(x: unknown, what: string): Arena {
   const arena = arenaOf(x);

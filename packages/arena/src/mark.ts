@@ -1,0 +1,50 @@
+/**
+ * Marks: snapshots of an arena's offset that `retract` moves back to.
+ *
+ * @module
+ */
+
+import type { Kind } from '@pol/core';
+import type { Arena } from './arena.js';
+
+declare const markBrand: unique symbol;
+
+/**
+ * A snapshot of an arena's offset, returned by `mark` and consumed by `retract`. It carries the
+ * arena's epoch, so a mark taken before a `reset` is refused instead of corrupting newer carves.
+ *
+ * @example
+ * ```ts
+ * import { Arena, type Mark, mark, retract } from '@pol/arena';
+ * const arena = new Arena(new ArrayBuffer(1024));
+ * const m: Mark = mark(arena);
+ * arena.alloc('int32', [8]);
+ * retract(arena, m);
+ * console.log(m.offset, m.epoch); // 0 0
+ * ```
+ */
+export interface Mark {
+  readonly [markBrand]: true;
+  /** The offset it snapshots. */
+  readonly offset: number;
+  /** The epoch it was taken in. */
+  readonly epoch: number;
+}
+
+/** The one class of marks: what `arena.mark()` makes and `arena.retract(mark)` accepts. */
+export class MarkImpl implements Mark {
+  declare readonly [markBrand]: true;
+  constructor(
+    readonly arena: Arena<Kind>,
+    readonly offset: number,
+    readonly epoch: number,
+    readonly clock: number, // the arena's clock value this mark took; orders it against carves and releases
+  ) {}
+
+  toString(): string {
+    return `Mark(offset ${this.offset}, epoch ${this.epoch})`;
+  }
+}
+
+// Messages name values by their class ("got a Mark"): name the class as users know it.
+Object.defineProperty(MarkImpl, 'name', { value: 'Mark' });
