@@ -53,6 +53,31 @@ describe('alloc result types, explicit forms', () => {
   });
 });
 
+describe('alloc result types, specs holding JavaScript arrays', () => {
+  it('a tuple of Undefs and specs gives a tuple of the materialized elements', () => {
+    const out = alloc(host, {
+      layers: [{ w: Undef('float32', 2, 3) }, { w: Undef('float64', 3) }],
+      pair: [Undef('int8', 1), Undef('uint8', 1)],
+    });
+    expectTypeOf(out.layers).toEqualTypeOf<[{ w: HostArray<'float32'> }, { w: HostArray<'float64'> }]>();
+    expectTypeOf(out.pair).toEqualTypeOf<[HostArray<'int8'>, HostArray<'uint8'>]>();
+    expectTypeOf(out.layers[1].w).toEqualTypeOf<HostArray<'float64'>>();
+  });
+
+  it('an array of unknown length gives an array', () => {
+    const layers: { w: Undef<'float32'> }[] = [1, 2, 3].map((n) => ({ w: Undef('float32', n) }));
+    expectTypeOf(alloc(host, { layers }).layers).toEqualTypeOf<{ w: HostArray<'float32'> }[]>();
+    const readonlyLayers: readonly Undef<'int32'>[] = [Undef('int32', 1)];
+    expectTypeOf(alloc(host, { readonlyLayers }).readonlyLayers).toEqualTypeOf<HostArray<'int32'>[]>();
+  });
+
+  it('data arrays inside lists keep their own type, and lists nest', () => {
+    const mine = hostArray(new Int16Array(2));
+    const out = alloc(host, { grid: [[Undef('float32', 1), mine], []] });
+    expectTypeOf(out.grid).toEqualTypeOf<[[HostArray<'float32'>, HostArray<'int16'>], []]>();
+  });
+});
+
 describe('alloc result types, ambient forms', () => {
   it('each form has an ambient spelling with the same array type', () => {
     withspace(host, () => {
@@ -78,6 +103,22 @@ describe('Materialize', () => {
     }>();
     expectTypeOf<Materialize<Undef<'int32'>, 'host'>>().toEqualTypeOf<HostArray<'int32'>>();
   });
+
+  it('maps tuples to tuples and arrays to arrays, readonly ones too', () => {
+    type S = { t: readonly [Undef<'float32'>, { b: Undef<'int8'> }]; a: readonly Undef<'uint8'>[]; m: Undef<'int16'>[] };
+    expectTypeOf<Materialize<S, 'host'>>().toEqualTypeOf<{
+      t: [HostArray<'float32'>, { b: HostArray<'int8'> }];
+      a: HostArray<'uint8'>[];
+      m: HostArray<'int16'>[];
+    }>();
+  });
+
+  it('a spec typed only as Spec materializes to indexable groups and lists of arrays', () => {
+    const out = {} as Materialize<Spec, 'host'>;
+    const value = out.anything;
+    expectTypeOf(value).not.toBeAny();
+    if (Array.isArray(value)) expectTypeOf(value[0]).not.toBeAny();
+  });
 });
 
 describe('alloc refuses ill-typed calls', () => {
@@ -88,8 +129,10 @@ describe('alloc refuses ill-typed calls', () => {
     alloc(host, 'float32', '3');
     // @ts-expect-error a spec value must be an Undef, an array or a spec
     alloc(host, { a: 5 });
-    // @ts-expect-error a plain JS array is not an array to Pol
+    // @ts-expect-error a JS array holds spec values, and a number is not one
     alloc(host, { a: [1, 2] });
+    // @ts-expect-error nor is a string, inside a nested list
+    alloc(host, { a: [[Undef('int8', 1), 'zeros']] });
     // @ts-expect-error an object that merely looks like an Undef is not one
     alloc(host, { a: { dtype: 'float32', dims: [2], length: 2, byteLength: 8 } });
     // @ts-expect-error not a space

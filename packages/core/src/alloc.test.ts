@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   alloc,
-  checkSpec,
   type DType,
   dtypeInfo,
   dtypes,
@@ -15,7 +14,6 @@ import {
   isArray,
   isPlainObject,
   isUndef,
-  materialize,
   NoAmbientSpaceError,
   NotASpaceError,
   type PolError,
@@ -218,7 +216,7 @@ describe('alloc bad input', () => {
       expect((error as InvalidSpecError).path).toBe('layers.w');
       expect((error as InvalidSpecError).code).toBe('POL_INVALID_SPEC');
       expect((error as InvalidSpecError).message).toMatch(
-        /^Cannot materialize: layers\.w is 5, but a spec value must be an Undef, an array, or a nested spec\. Describe arrays with Undef\(dtype, dims\)/,
+        /^Cannot materialize: layers\.w is 5, but a spec value must be an Undef, a data array \(a TypedArray or a Pol array\), a nested spec, or a JavaScript array of those\. Describe arrays with Undef\(dtype, dims\)/,
       );
     }
     expect(space.calls).toEqual([]);
@@ -229,7 +227,7 @@ describe('alloc bad input', () => {
     ['a string', 'float32', /w is 'float32'/],
     ['null', null, /w is null/],
     ['undefined', undefined, /w is undefined/],
-    ['a plain JS array', [1, 2], /w is an array of length 2/],
+    ['a JS array holding a number (the array is a list of spec values, the number is not one)', [1, 2], /w\[0\] is 1/],
     ['a class instance', new Map(), /w is a Map/],
     ['a function', () => 0, /w is function/],
     ['an Undef look-alike', { dtype: 'float32', dims: [2] }, /w\.dtype is 'float32'/],
@@ -311,40 +309,6 @@ describe('alloc bad input', () => {
   });
 });
 
-describe('materialize, checkSpec', () => {
-  it('materialize is alloc of a spec', () => {
-    const mine = new Float32Array(1);
-    const out = materialize(host, { y: Undef('float32', 2), mine });
-    expect(out.y.dims).toEqual([2]);
-    expect(out.mine).toBe(mine);
-  });
-
-  it('materialize refuses a non-spec at the top with an empty path', () => {
-    const space = countingSpace();
-    try {
-      materialize(space, [Undef('int8', 1)] as unknown as Spec);
-      expect.unreachable();
-    } catch (error) {
-      expect(error).toBeInstanceOf(InvalidSpecError);
-      expect((error as InvalidSpecError).path).toBe('');
-      expect((error as InvalidSpecError).message).toMatch(
-        /a spec must be a plain object of Undefs, arrays and nested specs, got an array of length 1/,
-      );
-    }
-    expect(space.calls).toEqual([]);
-  });
-
-  it('checkSpec answers undefined for a good spec, and the first bad path otherwise', () => {
-    expect(checkSpec({ a: Undef('int8', 1), b: { c: new Float32Array(1) }, d: {} })).toBeUndefined();
-    expect(checkSpec({ a: { b: { c: 'x' } }, d: 1 })).toEqual({
-      path: 'a.b.c',
-      message: "a.b.c is 'x', but a spec value must be an Undef, an array, or a nested spec",
-    });
-    expect(checkSpec(5)?.path).toBe('');
-    expect(checkSpec(null)?.path).toBe('');
-  });
-});
-
 // ---------------------------------------------------------------------------------------------
 // Property tests: random nested specs.
 // ---------------------------------------------------------------------------------------------
@@ -358,21 +322,32 @@ const arrayArb = fc.oneof(
   fc.nat({ max: 4 }).map((n) => hostArray(new Int16Array(n * 2), [n, 2])),
   fc.nat({ max: 4 }).map((n) => new BigUint64Array(n)),
 );
-const { spec: specArb } = fc.letrec<{ spec: Record<string, unknown>; value: unknown }>((tie) => ({
+// Random specs: plain objects and JavaScript arrays (lists) of Undefs, data arrays and more of both.
+const { spec: specArb } = fc.letrec<{ spec: Record<string, unknown>; list: unknown[]; value: unknown }>((tie) => ({
   spec: fc.dictionary(keyArb, tie('value'), { maxKeys: 4 }),
-  value: fc.oneof({ depthSize: 'small' }, undefArb, arrayArb, tie('spec')),
+  list: fc.array(tie('value'), { maxLength: 4 }),
+  value: fc.oneof({ depthSize: 'small' }, undefArb, arrayArb, tie('spec'), tie('list')),
 }));
 
-/** Check that `out` is `spec` materialized: same keys, fresh arrays for Undefs, identical pass-throughs. */
-function expectMaterialized(spec: Record<string, unknown>, out: unknown, fresh: Set<unknown>): void {
-  expect(isPlainObject(out)).toBe(true);
-  const result = out as Record<string, unknown>;
-  expect(Object.keys(result)).toEqual(Object.keys(spec));
-  for (const key of Object.keys(spec)) {
-    const value = spec[key];
-    const got = result[key];
+/** The entries of a spec container in materialization order: keys of an object, indices of a list. */
+function entriesOf(container: unknown): [string | number, unknown][] {
+  if (Array.isArray(container)) return container.map((v, i) => [i, v]);
+  return Object.keys(container as object).map((k) => [k, (container as Record<string, unknown>)[k]]);
+}
+
+const isContainer = (x: unknown): boolean => Array.isArray(x) || isPlainObject(x);
+
+/** Check that `out` is `spec` materialized: same structure, fresh arrays for Undefs, identical pass-throughs. */
+function expectMaterialized(spec: unknown, out: unknown, fresh: Set<unknown>): void {
+  expect(Array.isArray(out)).toBe(Array.isArray(spec));
+  if (!Array.isArray(spec)) expect(isPlainObject(out)).toBe(true);
+  expect(out).not.toBe(spec);
+  const got = entriesOf(out);
+  expect(got.map(([k]) => k)).toEqual(entriesOf(spec).map(([k]) => k));
+  for (const [key, value] of entriesOf(spec)) {
+    const result = (out as Record<string | number, unknown>)[key];
     if (isUndef(value)) {
-      const array = got as HostArray;
+      const array = result as HostArray;
       expect(isArray(array)).toBe(true);
       expect(array.dtype).toBe(value.dtype);
       expect(array.dims).toEqual(value.dims);
@@ -381,49 +356,54 @@ function expectMaterialized(spec: Record<string, unknown>, out: unknown, fresh: 
       expect(fresh.has(array)).toBe(false);
       fresh.add(array);
     } else if (isArray(value)) {
-      expect(got).toBe(value);
+      expect(result).toBe(value);
     } else {
-      expect(got).not.toBe(value);
-      expectMaterialized(value as Record<string, unknown>, got, fresh);
+      expectMaterialized(value, result, fresh);
     }
   }
 }
 
-function countUndefs(spec: Record<string, unknown>): number {
-  let n = 0;
-  for (const value of Object.values(spec)) {
-    if (isUndef(value)) n++;
-    else if (!isArray(value)) n += countUndefs(value as Record<string, unknown>);
+/** The Undefs of a spec in the order a depth-first walk meets them: the order they must be allocated in. */
+function undefsInOrder(spec: unknown): Undef[] {
+  const out: Undef[] = [];
+  for (const [, value] of entriesOf(spec)) {
+    if (isUndef(value)) out.push(value);
+    else if (isContainer(value)) out.push(...undefsInOrder(value));
   }
-  return n;
+  return out;
 }
 
-function countContainers(spec: Record<string, unknown>): number {
+function countContainers(spec: unknown): number {
   let n = 1;
-  for (const value of Object.values(spec)) if (isPlainObject(value)) n += countContainers(value);
+  for (const [, value] of entriesOf(spec)) if (isContainer(value)) n += countContainers(value);
   return n;
 }
 
 type Bad = { readonly kind: 'value'; readonly value: unknown } | { readonly kind: 'cycle' };
 
-/** A copy of `spec` with one bad value put into its `index`-th container (depth first), and that value's path. */
+/**
+ * A copy of `spec` with one bad value put into its `index`-th container (depth first), replacing
+ * its first entry or added after its last, and the bad value's path.
+ */
 function withBad(spec: Record<string, unknown>, index: number, replace: boolean, bad: Bad): { spec: Spec; path: string } {
   let counter = 0;
   let path = '';
-  const ancestors: Record<string, unknown>[] = [];
-  const copy = (from: Record<string, unknown>, prefix: string): Record<string, unknown> => {
+  const ancestors: unknown[] = [];
+  const join = (prefix: string, key: string | number) =>
+    typeof key === 'number' ? `${prefix}[${key}]` : prefix === '' ? key : `${prefix}.${key}`;
+  const copy = (from: unknown, prefix: string): unknown => {
     const mine = counter++;
-    const to: Record<string, unknown> = {};
+    const list = Array.isArray(from);
+    const to = (list ? [] : {}) as Record<string | number, unknown>;
     ancestors.push(to);
-    for (const key of Object.keys(from)) {
-      const value = from[key];
-      to[key] = isPlainObject(value) ? copy(value, prefix === '' ? key : `${prefix}.${key}`) : value;
-    }
+    for (const [key, value] of entriesOf(from)) to[key] = isContainer(value) ? copy(value, join(prefix, key)) : value;
     if (mine === index) {
-      const keys = Object.keys(to);
-      const key = replace && keys[0] !== undefined ? keys[0] : 'zz';
+      const keys = entriesOf(to).map(([k]) => k);
+      const key = replace && keys[0] !== undefined ? keys[0] : list ? keys.length : 'zz';
       to[key] = bad.kind === 'cycle' ? ancestors[0] : bad.value;
-      path = prefix === '' ? key : `${prefix}.${key}`;
+      path = join(prefix, key);
+      // A JS array of numbers is a list spec whose first element is the bad value.
+      if (bad.kind === 'value' && Array.isArray(bad.value)) path = `${path}[0]`;
     }
     ancestors.pop();
     return to;
@@ -439,13 +419,23 @@ const badArb: fc.Arbitrary<Bad> = fc.oneof(
 );
 
 describe('alloc properties', () => {
-  it('property: a random nested spec materializes to the same structure, Undefs replaced, arrays passed through', () => {
+  it('property: a random nested spec of objects and lists materializes to the same structure, Undefs replaced, arrays passed through', () => {
     fc.assert(
       fc.property(specArb, (spec) => {
         const space = countingSpace();
         const out = alloc(space, spec as Spec);
         expectMaterialized(spec, out, new Set());
-        expect(space.calls).toHaveLength(countUndefs(spec));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: Undefs are allocated once each, in the spec’s order (keys, then elements by index, depth first)', () => {
+    fc.assert(
+      fc.property(specArb, (spec) => {
+        const space = countingSpace();
+        alloc(space, spec as Spec);
+        expect(space.calls).toEqual(undefsInOrder(spec).map((u) => ({ dtype: u.dtype, dims: u.dims.slice() })));
       }),
       { numRuns: 300 },
     );
@@ -474,13 +464,14 @@ describe('alloc properties', () => {
   it('property: a spec failing at a random allocation on a transactional space leaves it unchanged', () => {
     fc.assert(
       fc.property(specArb, fc.nat(), (spec, pick) => {
-        const total = countUndefs(spec);
+        const total = undefsInOrder(spec).length;
         fc.pre(total > 0);
         const space = transactionalSpace();
         alloc(space, 'int8', 1);
         space.failAt((pick % total) + 1);
         expect(() => alloc(space, spec as Spec)).toThrow(InjectedFailure);
         expect(space.live).toHaveLength(1);
+        expect(space.rollbacks).toEqual([1]);
       }),
       { numRuns: 200 },
     );

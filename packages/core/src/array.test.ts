@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { valueText } from './backend.js';
 import {
   familyKey,
   familyOf,
@@ -163,5 +164,15 @@ describe('shapeOf', () => {
     expect(shape.dims).toEqual([3, 2]);
     const fake = fakeFamily();
     expect(shapeOf(fake.array('uint32', [1, 1, 4]))).toMatchObject({ dtype: 'uint32', dims: [1, 1, 4] });
+  });
+});
+
+describe('valueText', () => {
+  it('writes an array as dtype[dims], anything else as describeValue does', () => {
+    expect(valueText(hostArray(new Int8Array(6), [2, 3]))).toBe('int8[2, 3]');
+    expect(valueText(new BigUint64Array(2))).toBe('uint64[2]');
+    expect(valueText([1, 2])).toBe('an array of length 2');
+    expect(valueText(undefined)).toBe('undefined');
+    expect(valueText({ dtype: 'float32', dims: [2] })).toBe('a plain object');
   });
 });

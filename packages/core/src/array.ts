@@ -285,3 +285,20 @@ export type DTypeOf<A> = A extends { readonly dtype: infer D extends DType }
   : A extends { readonly [Symbol.toStringTag]: infer T extends keyof TagToDType }
     ? TagToDType[T]
     : DType;
+
+/**
+ * How messages name a value that should have been an array: its `dtype[dims]` when it is one
+ * (`'float32[2, 3]'`), else {@link describeValue}'s short rendering.
+ *
+ * @example
+ * ```ts
+ * import { hostArray } from '@pol/core';
+ * import { valueText } from '@pol/core/backend';
+ * console.log(valueText(hostArray(new Int8Array(6), [2, 3])), valueText(new Float32Array(4)), valueText('w')); // 'int8[2, 3]' 'float32[4]' "'w'"
+ * ```
+ */
+export function valueText(x: unknown): string {
+  if (!isArray(x)) return describeValue(x);
+  const shape = shapeOf(x);
+  return shapeText(shape.dtype, shape.dims);
+}

@@ -16,6 +16,7 @@ const coverage: Record<string, string> = {
   familyOf: 'array.test.ts',
   hostFamily: 'array.test.ts',
   makeHostArray: 'array.test.ts',
+  valueText: 'array.test.ts',
   // dims.ts
   frozenDims: 'dims.test.ts',
   internDims: 'dims.test.ts',
@@ -25,6 +26,11 @@ const coverage: Record<string, string> = {
   closeAfterFailure: 'failure.test.ts',
   // frame.ts
   scopeFrame: 'frame.test.ts',
+  // materialize.ts
+  materializeInto: 'materialize.test.ts',
+  noSavepoint: 'materialize.test.ts',
+  rollback: 'materialize.test.ts',
+  savepoint: 'materialize.test.ts',
   // options.ts
   readOptions: 'options.test.ts',
   // power-of-two.ts
@@ -38,6 +44,8 @@ const coverage: Record<string, string> = {
   rollbackKey: 'space.test.ts',
   savepointKey: 'space.test.ts',
   spaceKey: 'space.test.ts',
+  // supplied.ts
+  checkSupplied: 'supplied.test.ts',
   // value.ts
   describeValue: 'value.test.ts',
   isThenable: 'value.test.ts',

@@ -3,9 +3,10 @@
  * and every Pol package build on, and what a user of Pol never needs. The backend protocol (the
  * symbols a space, a frame and an array carry, the array family and its zeroing, frames that only
  * scope, the ambient store), and the small helpers that every package shares instead of copying:
- * dims interning and comparison, the `dtype[dims]` text, value description for messages, reading
- * an options object, the thenable and power-of-two tests, and keeping a first error when a
- * clean-up fails too.
+ * the one spec materializer (with the caller's own buffers merged in by name, savepoints and
+ * rollback), dims interning and comparison, the `dtype[dims]` text, value description for
+ * messages, reading an options object, the thenable and power-of-two tests, and keeping a first
+ * error when a clean-up fails too.
  *
  * Import the user-facing vocabulary (`alloc`, `Undef`, `Similar`, the types) from `@pol/core`.
  *
@@ -21,13 +22,15 @@
  */
 
 export { type AmbientStore, contextStore, setAmbientStore, syncStore } from './ambient.js';
-export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray } from './array.js';
+export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
 export { frozenDims, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';
 export { scopeFrame } from './frame.js';
+export { materializeInto, noSavepoint, rollback, savepoint } from './materialize.js';
 export { readOptions } from './options.js';
 export { isPowerOfTwo } from './power-of-two.js';
 export { shapeText } from './shape.js';
 export { assertSpace, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
+export { checkSupplied, type SuppliedProblem } from './supplied.js';
 export { describeValue, isThenable } from './value.js';
 export { zeroArray } from './zero.js';

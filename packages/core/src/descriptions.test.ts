@@ -304,6 +304,59 @@ group('bad input', () => {
     expect((checkpoints(kernel) as { r: Undef }).r.dtype).toBe('int8');
   });
 
+  it('describe with a describer that reads badly (a getter that throws) registers nothing', () => {
+    const kernel = looseKernel();
+    const failure = new InjectedFailure('cannot read scratch');
+    const descriptions = {
+      outputs: () => ({ y: Undef('float32', 1) }),
+      checkpoints: () => ({ r: Undef('float32', 1) }),
+      get scratch(): Describer {
+        throw failure;
+      },
+    };
+    expect(() => describe(kernel, descriptions)).toThrow(failure);
+    expect(outputs.has(kernel)).toBe(false);
+    expect(checkpoints.has(kernel)).toBe(false);
+    expect(scratch.has(kernel)).toBe(false);
+  });
+
+  it('describe reads each lifetime once: a getter that answers differently on a second read cannot slip through', () => {
+    const kernel = looseKernel();
+    let reads = 0;
+    const descriptions = {
+      get outputs(): Describer {
+        reads++;
+        return (reads === 1 ? () => ({ y: Undef('int8', 1) }) : 'not a function') as Describer;
+      },
+    };
+    describe(kernel, descriptions);
+    expect(reads).toBe(1);
+    expect((outputs(kernel) as { y: Undef }).y.dtype).toBe('int8');
+  });
+
+  it('describe checks inherited lifetimes too, registering nothing when one is not a function', () => {
+    const kernel = looseKernel();
+    const descriptions = Object.assign(Object.create({ scratch: 'tmp' }) as object, { outputs: () => ({}) });
+    expect(() => describe(kernel, descriptions)).toThrow(/got 'tmp' for 'scratch'/);
+    expect(outputs.has(kernel)).toBe(false);
+    const inherited = Object.create({ outputs: () => ({ y: Undef('uint8', 2) }) }) as object;
+    describe(kernel, inherited);
+    expect((outputs(kernel) as { y: Undef }).y.dims).toEqual([2]);
+  });
+
+  it('describe with a proxy whose read throws part-way registers nothing', () => {
+    const kernel = looseKernel();
+    const target = { outputs: () => ({}), checkpoints: () => ({}), scratch: () => ({}) };
+    const proxy = new Proxy(target, {
+      get(t, key, receiver) {
+        if (key === 'checkpoints') throw new InjectedFailure('revoked');
+        return Reflect.get(t, key, receiver);
+      },
+    });
+    expect(() => describe(kernel, proxy)).toThrow(InjectedFailure);
+    expect(outputs.has(kernel) || checkpoints.has(kernel) || scratch.has(kernel)).toBe(false);
+  });
+
   it('describe refuses a kernel that is not a function, and descriptions that are not an object', () => {
     expect(() => describe('k' as unknown as Kernel, {})).toThrow(InvalidDescriptionError);
     expect(() => describe('k' as unknown as Kernel, {})).toThrow(

@@ -1,7 +1,8 @@
-import { buildAtomically, checkSpec, type Materialize, type Spec } from './alloc.js';
 import type { Kind } from './array.js';
 import { InvalidArgumentError, InvalidDescriptionError, NotAFrameError } from './errors.js';
+import { materializeChecked } from './materialize.js';
 import { assertSpace, type Frame, isFrame, isSpace, type Space } from './space.js';
+import { checkSpec, type Materialize, type Spec } from './spec.js';
 import { describeValue } from './value.js';
 
 /**
@@ -208,7 +209,7 @@ function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
     }
     assertSpace(first, lifetime);
     const f = args.shift();
-    return buildAtomically(first, describeCall(f, args, true));
+    return materializeChecked(first, describeCall(f, args, true));
   };
 
   return Object.assign(call, {
@@ -335,17 +336,20 @@ export function describe<F extends Kernel, const D extends Descriptions>(kernel:
         `describe(${kernelName(kernel)}, ...) got an unknown lifetime '${key}'. The lifetimes are 'outputs', 'checkpoints' and 'scratch'.`,
       );
     }
-    const describer = (descriptions as Record<string, unknown>)[key];
-    if (typeof describer !== 'function') {
+  }
+  // Each lifetime is read exactly once (a getter or a proxy could answer differently, or throw, on
+  // a second read) and every answer is checked before the first is registered: all or nothing.
+  const read = lifetimes.map((lifetime) => (descriptions as Record<string, unknown>)[lifetime]);
+  read.forEach((describer, i) => {
+    const named = describer !== undefined || Object.hasOwn(descriptions, lifetimes[i] as Lifetime);
+    if (named && typeof describer !== 'function') {
       throw new InvalidDescriptionError(
-        `describe(${kernelName(kernel)}, ...) got ${describeValue(describer)} for '${key}'; each lifetime takes a describer function.`,
+        `describe(${kernelName(kernel)}, ...) got ${describeValue(describer)} for '${lifetimes[i]}'; each lifetime takes a describer function.`,
       );
     }
-  }
-  // Checked in full above, so registration cannot stop half-way.
-  for (const lifetime of lifetimes) {
-    const describer = descriptions[lifetime];
-    if (describer !== undefined) registries[lifetime].define(kernel, describer);
-  }
+  });
+  read.forEach((describer, i) => {
+    if (describer !== undefined) registries[lifetimes[i] as Lifetime].define(kernel, describer as Describer);
+  });
   return kernel as Described<F, D>;
 }

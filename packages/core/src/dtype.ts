@@ -103,47 +103,37 @@ export interface DTypeInfo<D extends DType = DType> {
   readonly bigint: boolean;
 }
 
-function info<D extends DType>(name: D, ctor: unknown, float: boolean, bigint: boolean): DTypeInfo<D> {
-  const TypedArray = ctor as TypedArrayConstructorOf<D>;
-  return Object.freeze({
+// The TypedArray of each dtype, by its global name, in the stable order `dtypes` lists them.
+const tagNames: { readonly [D in DType]: string } = {
+  float16: 'Float16Array',
+  float32: 'Float32Array',
+  float64: 'Float64Array',
+  int8: 'Int8Array',
+  int16: 'Int16Array',
+  int32: 'Int32Array',
+  int64: 'BigInt64Array',
+  uint8: 'Uint8Array',
+  uint16: 'Uint16Array',
+  uint32: 'Uint32Array',
+  uint64: 'BigUint64Array',
+};
+
+// Read from the global object once, at load: `float16` joins only where Float16Array exists.
+const table: { [D in DType]?: DTypeInfo<D> } = {};
+for (const name of Object.keys(tagNames) as DType[]) {
+  const TypedArray = (globalThis as Record<string, unknown>)[tagNames[name]] as TypedArrayConstructorOf<DType> | undefined;
+  if (TypedArray === undefined) continue;
+  const float = name.startsWith('float');
+  (table as Record<string, DTypeInfo>)[name] = Object.freeze({
     name,
     byteSize: TypedArray.BYTES_PER_ELEMENT,
     alignment: TypedArray.BYTES_PER_ELEMENT,
     TypedArray,
     float,
-    bigint,
+    bigint: !float && name.endsWith('64'),
   });
 }
-
-const Float16Ctor: unknown = (globalThis as { Float16Array?: unknown }).Float16Array;
-
-const table: { readonly [D in DType]?: DTypeInfo<D> } = Object.freeze({
-  ...(Float16Ctor === undefined ? {} : { float16: info('float16', Float16Ctor, true, false) }),
-  float32: info('float32', Float32Array, true, false),
-  float64: info('float64', Float64Array, true, false),
-  int8: info('int8', Int8Array, false, false),
-  int16: info('int16', Int16Array, false, false),
-  int32: info('int32', Int32Array, false, false),
-  int64: info('int64', BigInt64Array, false, true),
-  uint8: info('uint8', Uint8Array, false, false),
-  uint16: info('uint16', Uint16Array, false, false),
-  uint32: info('uint32', Uint32Array, false, false),
-  uint64: info('uint64', BigUint64Array, false, true),
-});
-
-const allNames: readonly DType[] = Object.freeze([
-  'float16',
-  'float32',
-  'float64',
-  'int8',
-  'int16',
-  'int32',
-  'int64',
-  'uint8',
-  'uint16',
-  'uint32',
-  'uint64',
-]);
+Object.freeze(table);
 
 /**
  * The dtypes this runtime supports, in a stable order (`float16` only where `Float16Array` exists).
@@ -154,7 +144,9 @@ const allNames: readonly DType[] = Object.freeze([
  * console.log(dtypes.includes('float32')); // true
  * ```
  */
-export const dtypes: readonly DType[] = Object.freeze(allNames.filter((name) => table[name] !== undefined));
+export const dtypes: readonly DType[] = Object.freeze(
+  (Object.keys(tagNames) as DType[]).filter((name) => table[name] !== undefined),
+);
 
 /**
  * Whether `name` is a dtype this runtime supports.
@@ -222,19 +214,5 @@ export function dtypeOfTypedArray(x: unknown): DType | undefined {
 const typedArrayTag: (this: unknown) => unknown =
   Object.getOwnPropertyDescriptor(Object.getPrototypeOf(Int8Array.prototype) as object, Symbol.toStringTag)?.get ??
   (() => undefined);
-
-const tagNames: { readonly [D in DType]: string } = {
-  float16: 'Float16Array',
-  float32: 'Float32Array',
-  float64: 'Float64Array',
-  int8: 'Int8Array',
-  int16: 'Int16Array',
-  int32: 'Int32Array',
-  int64: 'BigInt64Array',
-  uint8: 'Uint8Array',
-  uint16: 'Uint16Array',
-  uint32: 'Uint32Array',
-  uint64: 'BigUint64Array',
-};
 
 const byTag: ReadonlyMap<string, DType> = new Map(dtypes.map((name) => [tagNames[name], name]));

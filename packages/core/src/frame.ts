@@ -109,7 +109,8 @@ interface FrameSavepoint {
   readonly root: unknown;
 }
 
-function frameClosed(frame: Frame, what: string): FrameClosedError {
+/** The error for using `frame` (to `what`) after it closed. */
+export function frameClosed(frame: Frame, what: string): FrameClosedError {
   return new FrameClosedError(
     `Cannot ${what}: ${String(frame)} has closed, and everything it allocated is dead. ` +
       'Allocate from a frame only inside its scratchspace block (or before disposing it), or open a new frame.',

@@ -8,8 +8,6 @@ import * as pol from './index.js';
 const coverage: Record<string, string> = {
   // alloc.ts
   alloc: 'alloc.test.ts',
-  checkSpec: 'alloc.test.ts',
-  materialize: 'alloc.test.ts',
   // ambient.ts
   ambientIsAsync: 'ambient.test.ts',
   ambientspace: 'ambient.test.ts',
@@ -53,6 +51,8 @@ const coverage: Record<string, string> = {
   // frame.ts
   scopeFrame: 'frame.test.ts',
   scratchspace: 'frame.test.ts',
+  // materialize.ts
+  materialize: 'materialize.test.ts',
   // dims.ts
   frozenDims: 'dims.test.ts',
   // shape.ts
@@ -61,6 +61,8 @@ const coverage: Record<string, string> = {
   // similar.ts
   capturing: 'similar.test.ts',
   Similar: 'similar.test.ts',
+  // spec.ts
+  checkSpec: 'spec.test.ts',
   // space.ts
   assertSpace: 'space.test.ts',
   frameKey: 'space.test.ts',
@@ -73,6 +75,7 @@ const coverage: Record<string, string> = {
   // undef.ts
   isUndef: 'undef.test.ts',
   Undef: 'undef.test.ts',
+  zeroed: 'undef.test.ts',
   // value.ts
   describeValue: 'value.test.ts',
   isPlainObject: 'value.test.ts',

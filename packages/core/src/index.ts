@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 
-export { alloc, checkSpec, type Materialize, materialize, type Spec, type SpecValue } from './alloc.js';
+export { alloc } from './alloc.js';
 export {
   type AmbientStore,
   ambientIsAsync,
@@ -77,6 +77,7 @@ export {
   ZeroUnsupportedError,
 } from './errors.js';
 export { scopeFrame, scratchspace } from './frame.js';
+export { materialize } from './materialize.js';
 export { byteLength, elementCount } from './shape.js';
 export { capturing, type KindOf, Similar } from './similar.js';
 export {
@@ -91,6 +92,7 @@ export {
   savepointKey,
   spaceKey,
 } from './space.js';
-export { isUndef, Undef } from './undef.js';
+export { checkSpec, type Materialize, type Spec, type SpecProblem, type SpecValue } from './spec.js';
+export { isUndef, Undef, zeroed } from './undef.js';
 export { describeValue, isPlainObject } from './value.js';
 export { zeroArray } from './zero.js';

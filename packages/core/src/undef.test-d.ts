@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { type HostArray, hostArray, isUndef, Undef } from './index.js';
+import { type HostArray, hostArray, isUndef, Undef, zeroed } from './index.js';
 
 describe('Undef types', () => {
   it('from a dtype and dims', () => {
@@ -34,6 +34,13 @@ describe('Undef types', () => {
     // @ts-expect-error only Undef(...) makes an Undef
     const fake: Undef<'float32'> = { dtype: 'float32', dims: [2], length: 2, byteLength: 8 };
     void fake;
+  });
+
+  it('zeroed keeps the Undef’s type, and takes only Undefs', () => {
+    expectTypeOf(zeroed(Undef('uint16', 2))).toEqualTypeOf<Undef<'uint16'>>();
+    expectTypeOf(Undef('float32', 2).zeroed).toEqualTypeOf<boolean>();
+    // @ts-expect-error an array is not an Undef
+    zeroed(new Float32Array(2));
   });
 
   it('isUndef narrows', () => {

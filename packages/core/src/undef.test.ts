@@ -11,6 +11,7 @@ import {
   type PolError,
   Undef,
   UnknownDTypeError,
+  zeroed,
 } from './index.js';
 import { fakeFamily } from './test-support/fixtures.js';
 
@@ -229,5 +230,35 @@ describe('Undef in Node’s inspector', () => {
     const inspect = Symbol.for('nodejs.util.inspect.custom');
     const u = Undef('float32', 3, 4) as unknown as Record<symbol, () => string>;
     expect(u[inspect]?.()).toBe('Undef(float32, [3, 4])');
+  });
+});
+
+describe('zeroed', () => {
+  it('describes the same array, marked to start at zero', () => {
+    const plain = Undef('float32', 2, 3);
+    const z = zeroed(plain);
+    expect(isUndef(z)).toBe(true);
+    expect(z.zeroed).toBe(true);
+    expect(plain.zeroed).toBe(false);
+    expect(z.dtype).toBe('float32');
+    expect(z.dims).toBe(plain.dims);
+    expect(z.length).toBe(6);
+    expect(z.byteLength).toBe(24);
+    expect(String(z)).toBe('zeroed(Undef(float32, [2, 3]))');
+  });
+
+  it('leaves the Undef it was given as it was, and is idempotent', () => {
+    const plain = Undef('int64', 4);
+    const z = zeroed(plain);
+    expect(z).not.toBe(plain);
+    expect(plain.zeroed).toBe(false);
+    expect(zeroed(z)).toBe(z);
+  });
+
+  it('refuses what is not an Undef with InvalidArgumentError', () => {
+    for (const bad of [new Float32Array(2), { dtype: 'float32', dims: [2] }, 'float32', undefined, null]) {
+      expect(() => zeroed(bad as never)).toThrow(InvalidArgumentError);
+    }
+    expect(() => zeroed(new Float32Array(2) as never)).toThrow(/zeroed\(undef\) takes an Undef, got a Float32Array/);
   });
 });

@@ -27,6 +27,12 @@ export interface Undef<D extends DType = DType> {
   readonly length: number;
   /** The size in bytes, `length × byteSize(dtype)`. */
   readonly byteLength: number;
+  /**
+   * Whether the array starts at zero: made by {@link zeroed}. Materializing it zeroes the new
+   * array through its family's zeroing protocol (arena memory is not zeroed); a buffer the caller
+   * supplies in its place is used as it is.
+   */
+  readonly zeroed: boolean;
 }
 
 // Immutable through private fields and getters rather than Object.freeze, which would cost more
@@ -38,12 +44,14 @@ class UndefImpl<D extends DType> implements Undef<D> {
   readonly #dims: readonly number[];
   readonly #length: number;
   readonly #byteLength: number;
+  readonly #zeroed: boolean;
 
-  constructor(dtype: D, dims: readonly number[], length: number, byteLength: number) {
+  constructor(dtype: D, dims: readonly number[], length: number, byteLength: number, zeroed: boolean) {
     this.#dtype = dtype;
     this.#dims = dims;
     this.#length = length;
     this.#byteLength = byteLength;
+    this.#zeroed = zeroed;
   }
 
   get dtype(): D {
@@ -62,8 +70,13 @@ class UndefImpl<D extends DType> implements Undef<D> {
     return this.#byteLength;
   }
 
+  get zeroed(): boolean {
+    return this.#zeroed;
+  }
+
   toString(): string {
-    return `Undef(${this.dtype}, [${this.dims.join(', ')}])`;
+    const text = `Undef(${this.#dtype}, [${this.#dims.join(', ')}])`;
+    return this.#zeroed ? `zeroed(${text})` : text;
   }
 
   // Node's console.log and util.inspect read this; the fields are private, so without it they
@@ -81,7 +94,7 @@ function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
   const bytes = byteLength(dtype, dims);
   // An exemplar's dims are already frozen (every Pol array's are): shared instead of copied.
   const frozen = frozenDims(dims);
-  return new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes);
+  return new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes, false);
 }
 
 /**
@@ -153,4 +166,31 @@ export function Undef(first: unknown, ...rest: unknown[]): Undef {
  */
 export function isUndef(x: unknown): x is Undef {
   return typeof x === 'object' && x !== null && (x as { [undefKey]?: unknown })[undefKey] === true;
+}
+
+/**
+ * The same description, for an array that starts at zero: materializing it (`alloc`, `outputs`,
+ * a verb, `Shadows`) zeroes the fresh array through its family's zeroing protocol, on every
+ * backend (`clearBuffer` on WebGPU, recorded inside a capture). What accumulates (gradients, a
+ * sum) is described this way, because arena memory holds whatever the last pass left. A buffer the
+ * caller supplies in its place is used as it is, never zeroed, so a caller can accumulate into it.
+ *
+ * @throws {InvalidArgumentError} when `undef` is not an Undef.
+ * @example
+ * ```ts
+ * import { alloc, Similar, Undef, zeroed } from '@pol/core';
+ * const grad = zeroed(Undef('float32', 3));
+ * console.log(String(grad), grad.zeroed); // 'zeroed(Undef(float32, [3]))' true
+ * const { g } = alloc(Similar(new Float32Array(0)), { g: grad }); // zeroed, whatever the space
+ * console.log(g.data); // Float32Array(3) [ 0, 0, 0 ]
+ * ```
+ */
+export function zeroed<D extends DType>(undef: Undef<D>): Undef<D> {
+  if (!isUndef(undef)) {
+    throw new InvalidArgumentError(
+      `zeroed(undef) takes an Undef, got ${describeValue(undef)}. Write zeroed(Undef('float32', 3)) or zeroed(Undef(x)).`,
+    );
+  }
+  if (undef.zeroed === true) return undef;
+  return new UndefImpl(undef.dtype, frozenDims(undef.dims), undef.length, undef.byteLength, true);
 }

@@ -81,7 +81,7 @@ describe('zeroArray', () => {
       const message = (e as Error).message;
       expect(message).toContain('Cannot zero fake float32[2]');
       expect(message).toContain("its family ('host') has no zero(array) method");
-      expect(message).toContain('must implement zero(array)');
+      expect(message).toContain('Its backend must implement zero(array)');
     }
     expect(Array.from(data)).toEqual([1, 2]);
   });

@@ -40,8 +40,7 @@ export function zeroArray<A extends AnyArray>(array: A): A {
   if (typeof family.zero !== 'function') {
     throw new ZeroUnsupportedError(
       `Cannot zero ${family.describe(array as PolArray)}: its family ('${String(family.kind)}') has no zero(array) method. ` +
-        "The backend's ArrayFamily must implement zero(array) (fill the array's memory with zeros) for Shadows and zeroArray to work on its arrays; " +
-        'until it does, zero the memory with the backend itself before use.',
+        'Its backend must implement zero(array) for zeroed descriptions, Shadows and zeroArray; until then, zero it with the backend itself.',
     );
   }
   family.zero(array as PolArray);
