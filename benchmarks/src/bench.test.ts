@@ -3,7 +3,9 @@
  * iterations), and every row must come out with finite numbers. No timing is asserted, ever: CI
  * machines are noisy and quick-mode figures mean nothing.
  */
+import { getHeapSpaceStatistics } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { linesPage } from './lines.js';
 import { bytesPerOp, gcExposed, gcWindow } from './measure.js';
 import type { Results } from './model.js';
 import { chart, markdown, README_END, README_START, readmeBlock, withReadmeBlock } from './report.js';
@@ -12,6 +14,8 @@ import { trainingLoop } from './verbs.js';
 
 let results: Results;
 const log: string[] = [];
+/** Where the GC test keeps its last few arrays, out of reach of escape analysis. */
+const keep: unknown[] = [];
 
 beforeAll(async () => {
   results = await runBenchmarks({ quick: true, log: (line) => log.push(line) });
@@ -94,6 +98,18 @@ describe('quick mode', () => {
     expect(JSON.parse(JSON.stringify(results))).toEqual(results);
   });
 
+  test('runs on several Node.js lines go side by side: a column per line, a row per measurement and comparison', () => {
+    const other = { ...results, environment: { ...results.environment, node: 'v99.0.0' } };
+    const page = linesPage([results, other]);
+    expect(page).toContain(`| what | Node.js ${process.version} | Node.js v99.0.0 |`);
+    for (const m of results.measurements) expect(page).toContain(m.label);
+    const rows = page.split('\n').filter((line) => /^\| (?!what |comparison |---)/.test(line));
+    expect(rows.length).toBe(results.measurements.length + results.comparisons.length);
+    expect(page).not.toMatch(/NaN|undefined|not run/);
+    // A line that did not run a suite shows it, rather than a figure from another line.
+    expect(linesPage([results, { ...other, measurements: [], comparisons: [] }])).toContain('not run');
+  });
+
   test('the README block replaces only what lies between its markers', () => {
     const readme = `# Pol\n\n## Performance\n\nIntro.\n\n${README_START}\nold\n${README_END}\n\n## Next\n`;
     const updated = withReadmeBlock(readme, results);
@@ -117,9 +133,17 @@ describe('the measuring instruments', () => {
   });
 
   test('gcWindow counts collections', () => {
+    // Allocate twice what the young generation holds now, so that at least one collection must run
+    // (it cannot grow without collecting). A fixed workload would not do: each Node.js line's V8
+    // grows the young generation to its own limit as a program allocates (measured here: 32 MiB on
+    // Node.js 20 and 22, 128 MiB on 24, 64 MiB on 26), and a workload that fills 20's can fit in 24's.
+    const young = getHeapSpaceStatistics().find((space) => space.space_name === 'new_space')?.space_size ?? 0;
+    expect(young).toBeGreaterThan(0);
+    // Each array of 1,024 small integers takes at least 4 KiB (4-byte slots with pointer
+    // compression, 8 without); only the last 16 stay reachable, so none is worth promoting.
+    const arrays = Math.ceil((2 * young) / 4096);
     const window = gcWindow();
-    const keep: unknown[] = [];
-    for (let i = 0; i < 200_000; i++) keep[i & 1023] = { i, more: [i] };
+    for (let i = 0; i < arrays; i++) keep[i & 15] = new Array<number>(1024).fill(i);
     expect(window.stop()).toBeGreaterThan(0);
   });
 

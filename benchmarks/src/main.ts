@@ -5,14 +5,18 @@
  * section and of this package's README.
  *
  *   node --expose-gc dist/main.js [--quick] [--out DIR] [--only host,verbs,gpu] [--no-readme] [--render]
+ *   node dist/main.js --compare DIR,DIR[,…] [--out DIR]
  *
  * `--render` rewrites the report, the chart and the README blocks from the folder's results.json,
- * measuring nothing (for a change to the report's format).
+ * measuring nothing (for a change to the report's format). `--compare` puts the results.json of
+ * runs on several Node.js lines side by side (what `npm run bench:lines` ends with), into
+ * lines.md in `--out` (by default the first folder's parent).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeEnvironment, environment } from './env.js';
+import { linesPage } from './lines.js';
 import { gcExposed } from './measure.js';
 import type { Results } from './model.js';
 import { chart, json, markdown, withReadmeBlock } from './report.js';
@@ -26,7 +30,8 @@ const packageReadme = join(packageRoot, 'README.md');
 
 function usage(message: string): never {
   console.error(
-    `${message}\nusage: node --expose-gc dist/main.js [--quick] [--out DIR] [--only ${suiteNames.join(',')}] [--no-readme] [--render]`,
+    `${message}\nusage: node --expose-gc dist/main.js [--quick] [--out DIR] [--only ${suiteNames.join(',')}] [--no-readme] [--render]\n` +
+      '       node dist/main.js --compare DIR,DIR[,…] [--out DIR]',
   );
   process.exit(2);
 }
@@ -37,6 +42,10 @@ interface Options {
   only: SuiteName[];
   readme: boolean;
   render: boolean;
+  /** Result folders to put side by side, one per Node.js line. */
+  compare: string[] | undefined;
+  /** Whether `--out` was given. */
+  outGiven: boolean;
 }
 
 function parse(argv: readonly string[]): Options {
@@ -45,22 +54,37 @@ function parse(argv: readonly string[]): Options {
   let out = defaultOut;
   let only: SuiteName[] = [...suiteNames];
   let readme = true;
+  let compare: string[] | undefined;
+  let outGiven = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
     else if (arg === '--render') render = true;
     else if (arg === '--no-readme') readme = false;
-    else if (arg === '--out') out = resolve(argv[++i] ?? usage('--out needs a folder'));
+    else if (arg === '--out') {
+      out = resolve(argv[++i] ?? usage('--out needs a folder'));
+      outGiven = true;
+    } else if (arg === '--compare')
+      compare = (argv[++i] ?? usage('--compare needs result folders')).split(',').map((d) => resolve(d));
     else if (arg === '--only') {
       const names = (argv[++i] ?? usage('--only needs suite names')).split(',');
       for (const n of names) if (!(suiteNames as readonly string[]).includes(n)) usage(`unknown suite '${n}'`);
       only = names as SuiteName[];
     } else usage(`unknown argument '${arg}'`);
   }
-  return { quick, out, only, readme, render };
+  return { quick, out, only, readme, render, compare, outGiven };
 }
 
 const options = parse(process.argv.slice(2));
+if (options.compare !== undefined) {
+  const runs = options.compare.map((dir) => JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as Results);
+  const out = options.outGiven ? options.out : dirname(options.compare[0] ?? '.');
+  const page = linesPage(runs);
+  mkdirSync(out, { recursive: true });
+  writeFileSync(join(out, 'lines.md'), `${page}\n`);
+  console.log(`\n${page}\n\n[bench] wrote ${join(out, 'lines.md')}`);
+  process.exit(0);
+}
 let results: Results;
 if (options.render) {
   // Re-render the report, the chart and the README blocks from the JSON of the last run, measuring nothing.
@@ -81,7 +105,9 @@ writeFileSync(join(options.out, 'results.md'), `${page}\n`);
 writeFileSync(join(options.out, 'chart.svg'), chart(results));
 if (!options.render) writeFileSync(join(options.out, 'results.json'), json(results));
 console.log(`\n${page}\n`);
-console.log(`[bench] wrote ${join(options.out, 'results.md')}, chart.svg${options.render ? '' : ' and results.json'}`);
+console.log(
+  `[bench] measured on Node.js ${results.environment.node}; wrote ${join(options.out, 'results.md')}, chart.svg${options.render ? '' : ' and results.json'}`,
+);
 
 // The READMEs show the latest full run of every suite; a quick or partial run leaves them alone.
 const complete = !options.quick && options.only.length === suiteNames.length && options.out === defaultOut;

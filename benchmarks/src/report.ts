@@ -54,7 +54,8 @@ export function targetText(t: Target | undefined): string {
   }
 }
 
-function resultText(c: Comparison): string {
+/** `met`, `**missed**`, or nothing for a comparison without a target. */
+export function resultText(c: Comparison): string {
   if (c.met === undefined) return '';
   return c.met ? 'met' : '**missed**';
 }
@@ -79,7 +80,7 @@ export function targetsTable(results: Results): string {
 }
 
 /** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU`. */
-function shortSection(section: string): string {
+export function shortSection(section: string): string {
   if (section.startsWith('Host allocation')) return section.replace('Host allocation, ', '');
   if (section.startsWith('Verbs')) return 'softmax, n = 1,024';
   if (section.startsWith('Training')) return 'MLP training step';

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { type DType, dtypeInfo, dtypeOfTypedArray, dtypes, hasDType, PolError, UnknownDTypeError } from './index.js';
 
-const hasFloat16 = (globalThis as { Float16Array?: unknown }).Float16Array !== undefined;
+// Float16Array is a global from Node.js 24 (V8 13.6) and in current browsers; Node.js 20 and 22 lack it.
+const Float16Ctor = (globalThis as { Float16Array?: unknown }).Float16Array;
+const hasFloat16 = Float16Ctor !== undefined;
 
+// Every dtype this runtime supports, with its facts: float16 is one of them on a runtime with
+// Float16Array, tested like any other.
 const expected: readonly [DType, number, unknown, boolean, boolean][] = [
+  ...(hasFloat16 ? [['float16', 2, Float16Ctor, true, false] as [DType, number, unknown, boolean, boolean]] : []),
   ['float32', 4, Float32Array, true, false],
   ['float64', 8, Float64Array, true, false],
   ['int8', 1, Int8Array, false, false],
@@ -21,6 +26,8 @@ describe('dtypes', () => {
     const base = ['float32', 'float64', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64'];
     expect([...dtypes].sort()).toEqual((hasFloat16 ? [...base, 'float16'] : base).sort());
     expect(new Set(dtypes).size).toBe(dtypes.length);
+    // The table the tests below run over holds every one of them, in the same order.
+    expect(expected.map(([name]) => name)).toEqual([...dtypes]);
   });
 
   it('is frozen', () => {
@@ -51,7 +58,10 @@ describe('dtypeInfo', () => {
 
   it('refuses an unknown dtype with UnknownDTypeError listing the valid ones', () => {
     expect(() => dtypeInfo('complex64' as DType)).toThrow(UnknownDTypeError);
-    expect(() => dtypeInfo('complex64' as DType)).toThrow(/Unknown dtype 'complex64'\. Use one of: 'float32'.*'uint64'/);
+    // The message lists exactly the dtypes this runtime supports, in their stable order (float16
+    // first where the runtime has Float16Array).
+    const valid = expected.map(([name]) => `'${name}'`).join(', ');
+    expect(() => dtypeInfo('complex64' as DType)).toThrow(`Unknown dtype 'complex64'. Use one of: ${valid}.`);
     try {
       dtypeInfo('f32' as DType);
       expect.unreachable();
