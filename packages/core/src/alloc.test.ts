@@ -22,6 +22,7 @@ import {
   type Space,
   type Spec,
   scratchspace,
+  spaceKey,
   Undef,
   UnknownDTypeError,
   withspace,
@@ -205,6 +206,27 @@ describe('alloc bad input', () => {
     expect(space.calls).toEqual([]);
   });
 
+  it('tells a missing dims argument from an undefined one, in every spelling', () => {
+    const space = countingSpace();
+    expect(() => untypedAlloc(space, 'float32', undefined)).toThrow(/dims\[0\] is undefined/);
+    expect(() => untypedAlloc(space, 'float32', 2, undefined)).toThrow(/dims\[1\] is undefined/);
+    expect(() => withspace(space, () => untypedAlloc('float32', undefined))).toThrow(/dims\[0\] is undefined/);
+    expect(space.calls).toEqual([]);
+    expect(alloc(space, 'float32').dims).toEqual([]);
+  });
+
+  it('checks the dtype before the dims in the one-number form too', () => {
+    const space = countingSpace();
+    for (const n of [2, -1, 2 ** 53, Number.NaN]) {
+      expect(() => alloc(space, 'complex64' as DType, n)).toThrow(UnknownDTypeError);
+      expect(() => withspace(space, () => alloc('complex64' as DType, n))).toThrow(UnknownDTypeError);
+    }
+    for (const n of [-1, 0.5, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => alloc(space, 'float32', n)).toThrow(InvalidShapeError);
+    }
+    expect(() => alloc(space, 'float64', 2 ** 51)).toThrow(/past Number\.MAX_SAFE_INTEGER bytes/);
+    expect(space.calls).toEqual([]);
+  });
   it('refuses a spec with a bad value at layers.w: InvalidSpecError naming the path, nothing allocated', () => {
     const space = countingSpace();
     const spec = { a: Undef('float32', 2), layers: { v: Undef('int8', 1), w: 5, z: Undef('int8', 1) } };
@@ -483,5 +505,36 @@ describe('materializing into a closed frame', () => {
     const frame = scratchspace(Similar(new Float32Array(1)));
     frame.close();
     expect(() => alloc(frame, {})).toThrow(FrameClosedError);
+  });
+});
+
+describe('alloc allocates nothing of its own', () => {
+  it('hands the space one shared frozen dims array per length in the one-number form, and the caller’s own dims otherwise', () => {
+    const space = countingSpace();
+    const seen: (readonly number[])[] = [];
+    const recording: Space<'host'> = {
+      [spaceKey]: 'host',
+      alloc(dtype, dims) {
+        seen.push(dims);
+        return space.alloc(dtype, dims);
+      },
+    };
+    alloc(recording, 'float32', 16);
+    withspace(recording, () => alloc('int8', 16));
+    alloc(recording, 'float32', 17);
+    expect(seen[0]).toBe(seen[1]);
+    expect(seen[0]).toEqual([16]);
+    expect(Object.isFrozen(seen[0])).toBe(true);
+    expect(seen[2]).toEqual([17]);
+    const mine = [2, 3];
+    alloc(recording, 'float32', mine);
+    expect(seen[3]).toBe(mine);
+    const u = Undef('float32', 5);
+    alloc(recording, u);
+    expect(seen[4]).toBe(u.dims);
+    alloc(recording, 'float32');
+    alloc(recording, 'float64');
+    expect(seen[5]).toBe(seen[6]);
+    expect(seen[5]).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { ambientspace } from './ambient.js';
 import type { ArrayOf, Kind } from './array.js';
+import { internDim, internDims } from './dims.js';
 import type { DType } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
 import { materialize } from './materialize.js';
@@ -43,30 +44,44 @@ export function alloc<D extends DType>(undef: Undef<D>): ArrayOf<Kind, D>;
 export function alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<Kind, D>;
 export function alloc<D extends DType>(dtype: D, ...dims: number[]): ArrayOf<Kind, D>;
 export function alloc<const S extends Spec>(spec: S): Materialize<S, Kind>;
-export function alloc(a: unknown, b?: unknown, c?: unknown, ...more: unknown[]): unknown {
-  // Named parameters rather than one rest array: the common forms then allocate nothing here.
+export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
+  // Fixed parameters and the argument count, never a rest parameter or a spread: a rest array is
+  // made on every call that the caller does not inline (an unoptimized caller), and the common
+  // forms below then allocate nothing but what the space hands out. Dims past the third argument
+  // are read from `arguments` by index, which the optimizing compiler does without an object.
   // biome-ignore lint/complexity/noArguments: the argument count tells the forms apart, and a rest parameter would allocate.
   const n = arguments.length;
-  if (isSpace(a)) return allocIn(a, b, c, more, n - 1);
-  if (typeof a === 'string' || isUndef(a) || (n === 1 && isPlainObject(a))) {
-    return allocIn(ambientspace(), a, b, c === undefined && n < 3 ? more : [c, ...more], n);
+  const explicit = isSpace(a);
+  const what = explicit ? b : a;
+  const next = explicit ? c : b;
+  const count = explicit ? n - 1 : n; // arguments from the description on
+  if (!explicit && typeof a !== 'string' && !isUndef(a) && !(n === 1 && isPlainObject(a))) {
+    assertSpace(a, 'alloc');
   }
-  assertSpace(a, 'alloc');
-  return undefined;
-}
-
-// `what` is the description, `next` the argument after it, `rest` those after that, `n` how many
-// arguments the description spans (1 for an Undef or spec).
-function allocIn(space: Space, what: unknown, next: unknown, rest: unknown[], n: number): unknown {
+  // The ambient space is resolved before the description is checked, as an explicit space is passed first.
+  const space = explicit ? (a as Space) : ambientspace();
   if (typeof what === 'string') {
-    const dims = n === 2 && Array.isArray(next) ? (next as number[]) : n === 1 ? [] : ([next, ...rest] as number[]);
+    let dims: readonly number[];
+    if (count === 2 && typeof next === 'number' && Number.isSafeInteger(next) && next >= 0) dims = internDim(next);
+    else if (count === 2 && Array.isArray(next)) dims = next as number[];
+    else if (count === 1) dims = scalarDims;
+    else {
+      // Sized up front: growing an empty array by push reserves room for 17 elements.
+      const from = explicit ? 2 : 1;
+      const list: unknown[] = new Array(n - from);
+      // biome-ignore lint/complexity/noArguments: the rest dims, read by index.
+      for (let i = from; i < n; i++) list[i - from] = arguments[i];
+      dims = list as number[];
+    }
     byteLength(what as DType, dims);
     return space.alloc(what as DType, dims);
   }
-  if (n === 1 && isUndef(what)) return space.alloc(what.dtype, what.dims);
-  if (n === 1 && isPlainObject(what)) return materialize(space, what as Spec);
+  if (count === 1 && isUndef(what)) return space.alloc(what.dtype, what.dims);
+  if (count === 1 && isPlainObject(what)) return materialize(space, what as Spec);
   throw new InvalidArgumentError(
-    `alloc takes an Undef, a dtype and dims, or a spec object after the space, got ${describeValue(what)}${n > 1 ? ' followed by more arguments' : ''}. ` +
+    `alloc takes an Undef, a dtype and dims, or a spec object after the space, got ${describeValue(what)}${count > 1 ? ' followed by more arguments' : ''}. ` +
       "Write alloc(space, 'float32', [3, 4]), alloc(space, Undef(x)) or alloc(space, { y: Undef(x) }).",
   );
 }
+
+const scalarDims: readonly number[] = internDims([]);

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { lazyContextStore } from './backend.js';
 import {
   type AmbientStore,
   AsyncScopeUnsupportedError,
@@ -6,6 +7,7 @@ import {
   ambientIsAsync,
   ambientspace,
   contextStore,
+  type Frame,
   InvalidArgumentError,
   isFrame,
   NoAmbientSpaceError,
@@ -21,7 +23,14 @@ import {
   syncStore,
   withspace,
 } from './index.js';
-import { countingSpace, deferred, macrotask, nodeContextStore, unhandledRejectionsDuring } from './test-support/fixtures.js';
+import {
+  countingSpace,
+  deferred,
+  macrotask,
+  nodeContextStore,
+  nodeContextVariable,
+  unhandledRejectionsDuring,
+} from './test-support/fixtures.js';
 
 const fallback = Similar(new Float32Array(0));
 
@@ -444,3 +453,179 @@ describe('the fallback store (no async context): syncStore', () => {
     expect(() => store.run(space, async () => {})).toThrow(AsyncScopeUnsupportedError);
   });
 });
+
+describe('lazyContextStore: a synchronous stack until the first async callback', () => {
+  let previous: AmbientStore;
+  let made: number;
+  let store: AmbientStore;
+  beforeEach(() => {
+    made = 0;
+    store = lazyContextStore(() => {
+      made++;
+      return nodeContextVariable();
+    });
+    previous = setAmbientStore(store);
+  });
+  afterEach(() => {
+    setAmbientStore(previous);
+  });
+
+  it('never makes the context variable for synchronous bindings, however many and however nested', () => {
+    const a = countingSpace();
+    const b = countingSpace();
+    withspace(a, () => {
+      withspace(b, () => {
+        expect(ambientspace()).toBe(b);
+        alloc('float32', 2);
+      });
+      scratchspace((frame) => {
+        expect(ambientspace()).toBe(frame);
+        expect(frame.parent).toBe(a);
+      });
+      expect(ambientspace()).toBe(a);
+    });
+    expect(bound()).toBeUndefined();
+    expect(made).toBe(0);
+    expect(store.engaged).toBe(false);
+    expect(store.async).toBe(true);
+    expect(ambientIsAsync()).toBe(true);
+  });
+
+  it('engages on the first async callback, before it runs, and keeps its binding across await', async () => {
+    const space = countingSpace();
+    const seen: (Space | undefined)[] = [];
+    const done = withspace(space, async () => {
+      seen.push(bound());
+      await macrotask();
+      seen.push(bound());
+    });
+    expect(made).toBe(1);
+    expect(store.engaged).toBe(true);
+    expect(bound()).toBeUndefined();
+    await done;
+    expect(seen).toEqual([space, space]);
+    withspace(space, () => {});
+    await withspace(space, async () => {});
+    expect(made).toBe(1);
+  });
+
+  it('engages for an async scratchspace callback too (the frame is bound with the callback’s own async-ness)', async () => {
+    const space = countingSpace();
+    await scratchspace(space, async (frame) => {
+      await macrotask();
+      expect(ambientspace()).toBe(frame);
+    });
+    expect(store.engaged).toBe(true);
+  });
+
+  it('once engaged, a synchronous binding inside an async one is right, and the async one is right again across its awaits', async () => {
+    const outer = countingSpace();
+    const inner = countingSpace();
+    await withspace(outer, async () => {
+      await macrotask();
+      withspace(inner, () => {
+        expect(ambientspace()).toBe(inner);
+      });
+      expect(ambientspace()).toBe(outer);
+      await macrotask();
+      expect(ambientspace()).toBe(outer);
+      const nested = withspace(inner, () => Promise.resolve().then(() => bound())); // a plain callback, engaged
+      expect(await nested).toBe(inner);
+      expect(ambientspace()).toBe(outer);
+    });
+  });
+
+  it('an async binding made inside a synchronous one made before engagement is the inner one, in and after its awaits', async () => {
+    const outer = countingSpace();
+    const inner = countingSpace();
+    const log: string[] = [];
+    const name = (s: Space | undefined) => (s === outer ? 'outer' : s === inner ? 'inner' : 'none');
+    let task: Promise<void> | undefined;
+    withspace(outer, () => {
+      task = withspace(inner, async () => {
+        log.push(`sync part: ${name(bound())}`);
+        await macrotask();
+        log.push(`after await: ${name(bound())}`);
+      });
+      log.push(`back in outer: ${name(bound())}`);
+    });
+    log.push(`unbound: ${name(bound())}`);
+    await task;
+    expect(log).toEqual(['sync part: inner', 'back in outer: outer', 'unbound: none', 'after await: inner']);
+  });
+
+  it('before engagement, a plain callback that returns a promise keeps its binding for its synchronous part only: its continuations see no binding, never an outer one', async () => {
+    const outer = countingSpace();
+    const inner = countingSpace();
+    const fallbackSpace = countingSpace();
+    const seen: (Space | undefined)[] = [];
+    let caught: unknown;
+    async function main(): Promise<void> {
+      seen.push(bound());
+      await macrotask();
+      seen.push(bound());
+      expect(ambientspace(fallbackSpace)).toBe(fallbackSpace);
+      try {
+        ambientspace();
+      } catch (error) {
+        caught = error;
+      }
+    }
+    let done: Promise<void> | undefined;
+    withspace(outer, () => {
+      done = withspace(inner, () => main());
+    });
+    await done;
+    expect(seen).toEqual([inner, undefined]);
+    expect(caught).toBeInstanceOf(NoAmbientSpaceError);
+    expect((caught as Error).message).toMatch(
+      /declare the callback async \(async \(\) => \.\.\.\): only an async callback keeps its binding across await/,
+    );
+    expect(store.engaged).toBe(false);
+  });
+
+  it('before engagement, scratchspace(space, (frame) => doAsync(frame)) keeps working: the frame closes when the promise settles', async () => {
+    const space = countingSpace();
+    let frameSeen: Frame | undefined;
+    const gate = deferred();
+    const done = scratchspace(space, (frame) => {
+      frameSeen = frame;
+      return (async () => {
+        await gate.promise;
+        alloc(frame, 'float32', 1);
+        return 'ok';
+      })();
+    });
+    expect(frameSeen?.isOpen).toBe(true);
+    gate.resolve();
+    expect(await done).toBe('ok');
+    expect(frameSeen?.isOpen).toBe(false);
+    expect(space.calls).toEqual([{ dtype: 'float32', dims: [1] }]);
+    expect(store.engaged).toBe(false);
+  });
+
+  it('after engagement, a plain callback that returns a promise keeps its binding across await', async () => {
+    await withspace(countingSpace(), async () => {}); // engages
+    const space = countingSpace();
+    const done = withspace(space, () =>
+      (async () => {
+        await macrotask();
+        return bound();
+      })(),
+    );
+    expect(await done).toBe(space);
+  });
+
+  it('refuses a create that is not a function, and stays unengaged when create makes something unusable', () => {
+    expect(() => lazyContextStore(undefined as never)).toThrow(InvalidArgumentError);
+    expect(() => lazyContextStore(new AsyncLocalStorageLike() as never)).toThrow(/lazyContextStore\(create\) takes a function/);
+    const broken = lazyContextStore(() => ({}) as never);
+    const space = countingSpace();
+    expect(() => broken.run(space, async () => {})).toThrow(/lazyContextStore\(create\) needs an AsyncLocalStorage-like object/);
+    expect(broken.engaged).toBe(false);
+    expect(broken.run(space, () => broken.get())).toBe(space);
+  });
+});
+
+/** Something that is not a function, for the bad-input test above. */
+class AsyncLocalStorageLike {}

@@ -3,24 +3,36 @@ import { assertSpace, type Space } from './space.js';
 import { describeValue, isThenable } from './value.js';
 
 /**
- * Where the ambient space lives. Two implementations: one over an async-context store
- * (AsyncLocalStorage on Node.js, Deno and Bun; TC39 AsyncContext where a runtime ships it), which
- * carries the binding across `await`; and a synchronous stack for runtimes without one, which
- * refuses async callbacks rather than letting their continuations see a wrong binding.
+ * Where the ambient space lives. Three implementations: {@link contextStore}, over an async-context
+ * variable (AsyncLocalStorage, TC39 AsyncContext), which carries bindings across `await`;
+ * {@link lazyContextStore}, a synchronous stack that engages such a variable only once an async
+ * callback is bound (what Node.js 20 and 22 get, where AsyncLocalStorage taxes every `await` in
+ * the process once it runs); and {@link syncStore}, a synchronous stack for runtimes with no async
+ * context, which refuses async callbacks rather than letting their continuations see a wrong
+ * binding.
+ *
+ * `run(space, f, arg)` calls `f(arg)` with `space` bound and returns what it returns (passing
+ * `arg` through saves callers a closure per call: `scratchspace` passes its frame); `get()` reads
+ * the innermost binding. A store of your own must call `f(arg)`, not `f()`.
  *
  * @example
  * ```ts
  * import { type AmbientStore, setAmbientStore, syncStore } from '@pol/core';
  * const store: AmbientStore = syncStore();
- * console.log(store.async); // false: a synchronous stack
+ * console.log(store.async, store.engaged); // false false: a synchronous stack
  * const previous = setAmbientStore(store);
  * setAmbientStore(previous); // put the runtime's own store back
  * ```
  */
 export interface AmbientStore {
-  /** Whether bindings survive `await` inside the callback. */
+  /** Whether bindings of async callbacks survive `await` inside them. */
   readonly async: boolean;
-  run<R>(space: Space, f: () => R): R;
+  /**
+   * Whether an async-context variable is in use: always for {@link contextStore}, never for
+   * {@link syncStore}, and for {@link lazyContextStore} from the first async callback on.
+   */
+  readonly engaged?: boolean;
+  run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R;
   get(): Space | undefined;
 }
 
@@ -30,29 +42,42 @@ interface ContextVariable {
   get?(): Space | undefined;
 }
 
+/** The reader of a checked context variable. */
+function readerOf(variable: ContextVariable, what: string): () => Space | undefined {
+  const v: unknown = variable;
+  const methods = typeof v === 'object' && v !== null ? (v as Partial<Record<'run' | 'getStore' | 'get', unknown>>) : {};
+  if (typeof methods.run !== 'function' || (typeof methods.getStore !== 'function' && typeof methods.get !== 'function')) {
+    throw new InvalidArgumentError(
+      `${what} needs an AsyncLocalStorage-like object with run(value, f) and getStore() (or get()), got ${describeValue(v)}. ` +
+        "Pass new AsyncLocalStorage() from 'node:async_hooks', or new AsyncContext.Variable().",
+    );
+  }
+  return typeof methods.getStore === 'function' ? () => variable.getStore?.() : () => variable.get?.();
+}
+
 /**
  * An ambient store over an AsyncLocalStorage-like object (`run` + `getStore`, or `run` + `get` as
- * TC39's `AsyncContext.Variable` spells it), for hosts that bring their own async context.
+ * TC39's `AsyncContext.Variable` spells it), for hosts that bring their own async context. Every
+ * binding goes through the variable.
  *
  * @throws {InvalidArgumentError} when `variable` has no `run` method, or neither `getStore` nor `get`.
  * @example
  * ```ts
  * import { AsyncLocalStorage } from 'node:async_hooks';
  * import { contextStore, setAmbientStore } from '@pol/core';
- * setAmbientStore(contextStore(new AsyncLocalStorage()));
+ * const previous = setAmbientStore(contextStore(new AsyncLocalStorage()));
+ * setAmbientStore(previous);
  * ```
  */
 export function contextStore(variable: ContextVariable): AmbientStore {
-  const v: unknown = variable;
-  const methods = typeof v === 'object' && v !== null ? (v as Partial<Record<'run' | 'getStore' | 'get', unknown>>) : {};
-  if (typeof methods.run !== 'function' || (typeof methods.getStore !== 'function' && typeof methods.get !== 'function')) {
-    throw new InvalidArgumentError(
-      `contextStore needs an AsyncLocalStorage-like object with run(value, f) and getStore() (or get()), got ${describeValue(v)}. ` +
-        "Pass new AsyncLocalStorage() from 'node:async_hooks', or new AsyncContext.Variable().",
-    );
-  }
-  const read = typeof methods.getStore === 'function' ? () => variable.getStore?.() : () => variable.get?.();
-  return { async: true, run: (space, f) => variable.run(space, f), get: read };
+  const read = readerOf(variable, 'contextStore');
+  return { async: true, engaged: true, run: (space, f, arg) => runThrough(variable, space, f, arg as never), get: read };
+}
+
+// Apart from the stores' run methods: a closure over f and arg there would make a context object
+// on every call, the synchronous ones included.
+function runThrough<A, R>(variable: ContextVariable, space: Space, f: (arg: A) => R, arg: A): R {
+  return variable.run(space, () => f(arg));
 }
 
 const AsyncFunction = (async () => {}).constructor;
@@ -62,30 +87,91 @@ function isAsyncFunction(f: unknown): boolean {
   return f instanceof AsyncFunction;
 }
 
+/**
+ * An ambient store that costs nothing until it is needed: a synchronous stack serves every
+ * binding until the first `async` callback is bound (known before it runs: `f instanceof
+ * AsyncFunction`); that binding, and every binding after it, goes through the variable that
+ * `create` makes then, so async callbacks keep their binding across `await`, and a synchronous
+ * binding nested in an async one stays correct across the outer one's awaits. A program that only
+ * ever binds synchronously never makes the variable, so on Node.js 20 and 22 it never switches on
+ * AsyncLocalStorage's promise hooks, which slow every `await` in the process about 2.7×.
+ *
+ * Before the first async callback, a plain callback that returns a promise (`() => main()`) keeps
+ * its binding for its synchronous part only: its continuations see no binding at all, never an
+ * outer or a stale one, and `ambientspace()` there throws `NoAmbientSpaceError`, which says to
+ * declare the callback `async`.
+ *
+ * @throws {InvalidArgumentError} when `create` is not a function; on engagement, when what it
+ * made is not AsyncLocalStorage-like (the store then stays unengaged).
+ * @example
+ * ```ts
+ * import { AsyncLocalStorage } from 'node:async_hooks';
+ * import { Similar } from '@pol/core';
+ * import { lazyContextStore } from '@pol/core/backend';
+ * const store = lazyContextStore(() => new AsyncLocalStorage());
+ * const space = Similar(new Float32Array(0));
+ * console.log(store.run(space, () => store.get() === space)); // true
+ * console.log(store.engaged); // false: a synchronous binding needs no AsyncLocalStorage
+ * await store.run(space, async () => {});
+ * console.log(store.engaged); // true: from the first async callback on
+ * ```
+ */
+export function lazyContextStore(create: () => ContextVariable): AmbientStore {
+  if (typeof create !== 'function') {
+    throw new InvalidArgumentError(
+      `lazyContextStore(create) takes a function that makes the context variable, got ${describeValue(create)}. ` +
+        'Pass () => new AsyncLocalStorage().',
+    );
+  }
+  return stackStore(create);
+}
+
 /** An ambient store for runtimes with no async context: a synchronous stack that refuses async callbacks. */
 export function syncStore(): AmbientStore {
+  return stackStore(undefined);
+}
+
+// The synchronous stack under both: with `create`, it engages the variable `create` makes for the
+// first async callback (lazyContextStore); without, it refuses async callbacks (syncStore).
+function stackStore(create: (() => ContextVariable) | undefined): AmbientStore {
   let current: Space | undefined;
+  let variable: ContextVariable | undefined;
+  let read: (() => Space | undefined) | undefined;
   return {
-    async: false,
-    run<R>(space: Space, f: () => R): R {
-      if (isAsyncFunction(f)) throw asyncUnsupported();
-      const saved = current;
-      current = space;
-      let result: R;
-      try {
-        result = f();
-      } finally {
-        current = saved;
-      }
-      if (isThenable(result)) {
-        // The binding is already restored, so nothing leaks; but the callback's continuation would
-        // run unbound. Refuse, and keep its eventual rejection from going unhandled.
-        (result as PromiseLike<unknown>).then(undefined, () => {});
-        throw asyncUnsupported();
-      }
-      return result;
+    async: create !== undefined,
+    get engaged() {
+      return variable !== undefined;
     },
-    get: () => current,
+    run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R {
+      if (variable === undefined) {
+        if (!isAsyncFunction(f)) {
+          const saved = current;
+          current = space;
+          let result: R;
+          try {
+            result = f(arg as A);
+          } finally {
+            current = saved;
+          }
+          if (create === undefined && isThenable(result)) {
+            // The binding is already restored, so nothing leaks; but the callback's continuation
+            // would run unbound. Refuse, and keep its eventual rejection from going unhandled.
+            (result as PromiseLike<unknown>).then(undefined, () => {});
+            throw asyncUnsupported();
+          }
+          return result;
+        }
+        if (create === undefined) throw asyncUnsupported();
+        const made = create();
+        read = readerOf(made, 'lazyContextStore(create)');
+        variable = made;
+      }
+      return runThrough(variable, space, f, arg as A);
+    },
+    // Once engaged, every new binding is in the variable, and what the stack still holds are
+    // synchronous bindings made before engagement that enclose the current one: the variable's
+    // binding, when there is one, is the inner.
+    get: () => (read === undefined ? current : (read() ?? current)),
   };
 }
 
@@ -96,21 +182,35 @@ function asyncUnsupported(): AsyncScopeUnsupportedError {
   );
 }
 
+interface ContextVariableClass {
+  new (): ContextVariable;
+  readonly prototype: object;
+}
+
+/**
+ * The store for this runtime: TC39 AsyncContext where the runtime ships it; AsyncLocalStorage
+ * where it costs nothing (Node.js 24's AsyncContextFrame, Deno, Bun); engaged lazily where it is
+ * built on async hooks (Node.js 20 and 22, recognizable by its `_enable` method), so that
+ * synchronous use never switches promise hooks on; and a synchronous stack elsewhere.
+ */
 function detectStore(): AmbientStore {
   const g = globalThis as {
     process?: { getBuiltinModule?: (id: string) => unknown };
-    AsyncContext?: { Variable?: new () => ContextVariable };
+    AsyncContext?: { Variable?: ContextVariableClass };
   };
+  const AsyncContextVariable = g.AsyncContext?.Variable;
+  if (AsyncContextVariable !== undefined) return contextStore(new AsyncContextVariable());
+  let ALS: ContextVariableClass | undefined;
   try {
-    const hooks = g.process?.getBuiltinModule?.('node:async_hooks') as
-      | { AsyncLocalStorage?: new () => ContextVariable }
-      | undefined;
-    if (hooks?.AsyncLocalStorage !== undefined) return contextStore(new hooks.AsyncLocalStorage());
+    ALS = (g.process?.getBuiltinModule?.('node:async_hooks') as { AsyncLocalStorage?: ContextVariableClass } | undefined)
+      ?.AsyncLocalStorage;
   } catch {
     // A runtime that exposes getBuiltinModule but refuses the module: fall through.
   }
-  if (g.AsyncContext?.Variable !== undefined) return contextStore(new g.AsyncContext.Variable());
-  return syncStore();
+  if (ALS === undefined) return syncStore();
+  const Storage = ALS;
+  if (typeof (Storage.prototype as { _enable?: unknown })._enable === 'function') return lazyContextStore(() => new Storage());
+  return contextStore(new Storage());
 }
 
 let store: AmbientStore = detectStore();
@@ -139,6 +239,11 @@ export function setAmbientStore(next: AmbientStore): AmbientStore {
   const previous = store;
   store = next;
   return previous;
+}
+
+/** The store in use (for `scratchspace`, which binds its frame through it). */
+export function ambientStore(): AmbientStore {
+  return store;
 }
 
 /**
@@ -180,7 +285,7 @@ export function withspace<R>(space: Space, f: () => R): R {
     );
   }
   assertCallbackSupported(f);
-  return store.run(space, f);
+  return store.run(space, f, undefined);
 }
 
 /**
@@ -207,18 +312,20 @@ export function assertCallbackSupported(f: unknown): void {
  */
 export function ambientspace(): Space;
 export function ambientspace<S extends Space>(fallback: S): Space | S;
-export function ambientspace(...args: [] | [Space]): Space {
+export function ambientspace(fallback?: Space): Space {
   const bound = store.get();
-  if (args.length === 0) {
+  // The argument count, not a rest parameter, which would make an array on every call.
+  // biome-ignore lint/complexity/noArguments: ambientspace() and ambientspace(undefined) differ.
+  if (arguments.length === 0) {
     if (bound === undefined) {
       throw new NoAmbientSpaceError(
         'ambientspace() was called with no space bound. Wrap the call in withspace(space, () => ...) or scratchspace(space, (frame) => ...), ' +
-          'pass the space explicitly, or use ambientspace(fallback) to name a default.',
+          'pass the space explicitly, or use ambientspace(fallback) to name a default. If this runs after an await inside such a callback, ' +
+          'declare the callback async (async () => ...): only an async callback keeps its binding across await.',
       );
     }
     return bound;
   }
-  const fallback = args[0];
   assertSpace(fallback, 'ambientspace(fallback)');
   return bound ?? fallback;
 }

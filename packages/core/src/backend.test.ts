@@ -9,6 +9,7 @@ import * as pol from './index.js';
 const coverage: Record<string, string> = {
   // ambient.ts
   contextStore: 'ambient.test.ts',
+  lazyContextStore: 'ambient.test.ts',
   setAmbientStore: 'ambient.test.ts',
   syncStore: 'ambient.test.ts',
   // array.ts

@@ -21,7 +21,7 @@
  * @packageDocumentation
  */
 
-export { type AmbientStore, contextStore, setAmbientStore, syncStore } from './ambient.js';
+export { type AmbientStore, contextStore, lazyContextStore, setAmbientStore, syncStore } from './ambient.js';
 export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
 export { frozenDims, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';

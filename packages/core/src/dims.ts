@@ -72,6 +72,11 @@ export function internDims(dims: readonly number[]): readonly number[] {
   return node.dims ?? internMiss(dims);
 }
 
+/** `internDims([n])` without the caller's array: for `alloc(space, dtype, n)`. `n` must be a valid dim. */
+export function internDim(n: number): readonly number[] {
+  return internRoot.next?.get(n)?.dims ?? internMiss([n]);
+}
+
 // Only valid dims ever enter the table, so a walk that finds a node has matched valid numbers.
 function internMiss(dims: readonly number[]): readonly number[] {
   elementCount(dims);

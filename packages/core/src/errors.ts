@@ -273,18 +273,13 @@ export class CaptureViolation extends PolError {
     super(
       'POL_CAPTURE_VIOLATION',
       explanation ??
-        `${what} was requested from ${space} while its device is recording a capture. ` +
-          'Allocating does not fail here, and that is the problem: a captured graph replays its ' +
-          'commands against the exact buffers bound while it recorded, so a buffer created during ' +
-          'capture belongs to that single eager run; once its frame closes and destroys it, the first ' +
-          'replay binds a destroyed buffer and fails with an error that names nothing of yours (and a ' +
-          'buffer kept alive would be read and written by every replay behind your back). Capture and ' +
-          'the eager run both succeed, so the failure lands on replay, the one thing the capture is for. ' +
-          'Pass an Arena (or a Frame on one) instead: a carve is offset arithmetic over a slab that ' +
-          'existed before capture began, and an identical allocation sequence yields identical ' +
-          'offsets, which replay requires. Warm up eagerly, read the watermark, size the slab, then ' +
-          'capture. Reaching this error means a pass fell back to its default Similar space (or a ' +
-          'scratchspace on one) inside the captured step.',
+        `${what} was requested from ${space} while its device is recording a capture. Allocating would succeed, and that ` +
+          'is the trouble: a graph replays against the buffers bound while it recorded, so a buffer made now belongs to this ' +
+          'one eager run; once its frame destroys it, the first replay binds a dead buffer and fails with an error that names ' +
+          'nothing of yours. Capture and the eager run both succeed, so the failure lands on replay. Pass an Arena (or a Frame ' +
+          'on one) instead: a carve is offset arithmetic over a slab made before capture, and the same allocation sequence ' +
+          'gives the same offsets, which replay requires. Warm up eagerly, read the watermark, size the slab, then capture. ' +
+          'Reaching this means a pass fell back to its default Similar space (or a scratchspace on one) inside the captured step.',
     );
   }
 }

@@ -17,8 +17,10 @@ import {
   openFrameKey,
   type PolArray,
   type PolError,
+  rollbackKey,
   Similar,
   type Space,
+  savepointKey,
   scopeFrame,
   scratch,
   scratchspace,
@@ -501,5 +503,41 @@ describe('a frame over a space with a savepoint protocol', () => {
       expect(space.live).toHaveLength(1);
       expect(space.rollbacks).toEqual([1]);
     });
+  });
+});
+
+describe('a scope frame’s savepoints, in each combination of release and a transactional root', () => {
+  it('rolls back what it tracks and what the root holds, whichever of the two there is', () => {
+    for (const withRelease of [false, true]) {
+      for (const transactional of [false, true]) {
+        const root = transactional ? transactionalSpace() : countingSpace();
+        const released: (readonly PolArray[])[] = [];
+        const frame = scopeFrame(root, withRelease ? (arrays) => released.push(arrays) : undefined);
+        alloc(frame, 'int8', 1);
+        const failing: Space<'host'> = {
+          [spaceKey]: 'host',
+          alloc: (dtype, dims) => {
+            if (dims[0] === 9) throw new InjectedFailure('no room');
+            return frame.alloc(dtype, dims);
+          },
+          [savepointKey]: () => frame[savepointKey]?.(),
+          [rollbackKey]: (token) => frame[rollbackKey]?.(token),
+        };
+        const label = `release ${withRelease}, transactional ${transactional}`;
+        expect(() => alloc(failing, { a: Undef('int8', 2), b: Undef('int8', 9) }), label).toThrow(InjectedFailure);
+        if (withRelease)
+          expect(
+            released.map((r) => r.length),
+            label,
+          ).toEqual([1]);
+        if (transactional) expect((root as ReturnType<typeof transactionalSpace>).live, label).toHaveLength(1);
+        frame.close();
+        if (withRelease)
+          expect(
+            released.map((r) => r.length),
+            label,
+          ).toEqual([1, 1]);
+      }
+    }
   });
 });

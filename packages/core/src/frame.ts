@@ -1,4 +1,4 @@
-import { ambientspace, assertCallbackSupported, withspace } from './ambient.js';
+import { ambientStore, ambientspace, assertCallbackSupported } from './ambient.js';
 import type { ArrayOf, Kind, PolArray } from './array.js';
 import type { DType } from './dtype.js';
 import { FrameClosedError, InvalidArgumentError } from './errors.js';
@@ -61,16 +61,25 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
 
   // A savepoint covers both what this frame tracks (to release) and the root space's own state
   // (a transactional custom space), so a spec that fails part-way through a frame changes nothing.
+  // The token is an object only when it must hold both; on a GC space it is a shared constant.
   [savepointKey](): unknown {
     const root = this.#root;
     const save = root[savepointKey];
-    const token: FrameSavepoint = { arrays: this.#arrays?.length ?? 0, root: save === undefined ? noSavepoint : save.call(root) };
+    const arrays = this.#arrays;
+    if (save === undefined) return arrays === undefined ? nothingToUndo : arrays.length;
+    const rootToken = save.call(root);
+    if (arrays === undefined) return rootToken;
+    const token: FrameSavepoint = { arrays: arrays.length, root: rootToken };
     return token;
   }
 
   [rollbackKey](token: unknown): void {
-    const { arrays: count, root: rootToken } = token as FrameSavepoint;
+    if (token === nothingToUndo) return;
+    const root = this.#root;
     const arrays = this.#arrays;
+    const hasRoot = root[savepointKey] !== undefined;
+    const count = arrays === undefined ? 0 : hasRoot ? (token as FrameSavepoint).arrays : (token as number);
+    const rootToken = arrays === undefined ? token : hasRoot ? (token as FrameSavepoint).root : undefined;
     const release = this.#release;
     try {
       if (arrays !== undefined && release !== undefined) {
@@ -78,7 +87,7 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
         if (dropped.length > 0) release(dropped);
       }
     } finally {
-      if (rootToken !== noSavepoint) this.#root[rollbackKey]?.call(this.#root, rootToken);
+      if (hasRoot) root[rollbackKey]?.call(root, rootToken);
     }
   }
 
@@ -102,7 +111,7 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
 
 Object.defineProperty(ScopeFrame.prototype, frameKey, { value: true });
 
-const noSavepoint: unique symbol = Symbol('no savepoint');
+const nothingToUndo: unique symbol = Symbol('nothing to undo');
 
 interface FrameSavepoint {
   readonly arrays: number;
@@ -187,12 +196,14 @@ function openFrame<K extends Kind>(space: Space<K>): Frame<K> {
 export function scratchspace<K extends Kind, R>(space: Space<K>, f: (frame: Frame<K>) => R): R;
 export function scratchspace<K extends Kind>(space: Space<K>): Frame<K>;
 export function scratchspace<R>(f: (frame: Frame) => R): R;
-export function scratchspace(...args: unknown[]): unknown {
-  const [a, b] = args;
-  if (args.length === 1 && typeof a === 'function') {
+export function scratchspace(a?: unknown, b?: unknown): unknown {
+  // The argument count rather than a rest parameter, which would make an array on every call.
+  // biome-ignore lint/complexity/noArguments: scratchspace(space) and scratchspace(space, undefined) differ.
+  const n = arguments.length;
+  if (n === 1 && typeof a === 'function') {
     return runFrame(ambientspace(), a as (frame: Frame) => unknown);
   }
-  if (args.length <= 1) return openFrame(a as Space);
+  if (n <= 1) return openFrame(a as Space);
   if (typeof b !== 'function') {
     assertSpace(a, 'scratchspace');
     throw new InvalidArgumentError(
@@ -208,23 +219,28 @@ function runFrame(space: Space, f: (frame: Frame) => unknown): unknown {
   const frame = openFrame(space);
   let result: unknown;
   try {
-    result = withspace(frame, () => f(frame));
+    // The frame is bound through the store directly, with f's own async-ness visible to it (a
+    // lazy store engages only for an async f) and no closure made per call.
+    result = ambientStore().run(frame, f, frame);
   } catch (error) {
     closeAfterFailure(frame, error);
     throw error;
   }
-  if (isThenable(result)) {
-    return Promise.resolve(result).then(
-      (value) => {
-        frame.close();
-        return value;
-      },
-      (error: unknown) => {
-        closeAfterFailure(frame, error);
-        throw error;
-      },
-    );
-  }
+  if (isThenable(result)) return closeWhenSettled(frame, result);
   frame.close();
   return result;
+}
+
+// Apart from runFrame: closures over the frame there would make a context object on every call.
+function closeWhenSettled(frame: Frame, result: PromiseLike<unknown>): Promise<unknown> {
+  return Promise.resolve(result).then(
+    (value) => {
+      frame.close();
+      return value;
+    },
+    (error: unknown) => {
+      closeAfterFailure(frame, error);
+      throw error;
+    },
+  );
 }

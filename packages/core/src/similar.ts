@@ -34,11 +34,15 @@ class SimilarSpace<K extends Kind> implements Space<K> {
   readonly [spaceKey]: K;
   readonly #exemplar: PolArray;
   readonly #family: ArrayFamily<K>;
+  // Made once, not per frame: a closure made in [openFrameKey] would cost a context on every open.
+  readonly #release: ((arrays: readonly PolArray[]) => void) | undefined;
 
   constructor(exemplar: PolArray, family: ArrayFamily<K>) {
     this[spaceKey] = family.kind;
     this.#exemplar = exemplar;
     this.#family = family;
+    const release = family.release;
+    this.#release = release === undefined ? undefined : (arrays) => release.call(family, arrays);
   }
 
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
@@ -50,8 +54,7 @@ class SimilarSpace<K extends Kind> implements Space<K> {
   }
 
   [openFrameKey](): Frame<K> {
-    const release = this.#family.release;
-    return scopeFrame(this, release === undefined ? undefined : (arrays) => release.call(this.#family, arrays));
+    return scopeFrame(this, this.#release);
   }
 
   toString(): string {

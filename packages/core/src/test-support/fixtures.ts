@@ -196,8 +196,13 @@ export async function unhandledRejectionsDuring(f: () => unknown): Promise<unkno
   return seen;
 }
 
+/** A fresh AsyncLocalStorage from Node.js. */
+export function nodeContextVariable(): { run<R>(value: Space, f: () => R): R; getStore(): Space | undefined } {
+  const { AsyncLocalStorage } = node.process.getBuiltinModule('node:async_hooks');
+  return new AsyncLocalStorage();
+}
+
 /** A fresh ambient store over Node's AsyncLocalStorage. */
 export function nodeContextStore(): AmbientStore {
-  const { AsyncLocalStorage } = node.process.getBuiltinModule('node:async_hooks');
-  return contextStore(new AsyncLocalStorage());
+  return contextStore(nodeContextVariable());
 }
