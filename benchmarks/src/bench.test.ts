@@ -48,8 +48,11 @@ describe('quick mode', () => {
     for (const id of ['verbs.softmax-bare', 'verbs.softmax-verb-arena', 'training.similar', 'training.arena'])
       expect(ids).toContain(id);
     for (const id of ['gpu.buffer-per-step', 'gpu.pool', 'gpu.prebuilt', 'gpu.arena', 'gpu.replay']) expect(ids).toContain(id);
+    for (const id of ['core.direct', 'core.alloc-n', 'core.alloc-dims', 'core.alloc-undef', 'core.alloc-ambient'])
+      expect(ids).toContain(id);
+    for (const id of ['core.await-none', 'core.await-sync', 'core.await-async']) expect(ids).toContain(id);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(results.sections.length).toBe(6);
+    expect(results.sections.length).toBe(8);
     for (const m of results.measurements) expect(results.sections).toContain(m.section);
   });
 
@@ -68,7 +71,7 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(16);
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(18);
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
       expect(Number.isFinite(c.ratio)).toBe(true);

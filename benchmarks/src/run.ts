@@ -1,3 +1,4 @@
+import { coreAllocSection, coreAwaitSection, coreCosts } from './core.js';
 import { environment } from './env.js';
 import { gpuSteps } from './gpu.js';
 import { hostAllocation, hostSection, hostSizes } from './host.js';
@@ -5,7 +6,7 @@ import type { Comparison, Measurement, Results, RunOptions } from './model.js';
 import { softmaxSection, trainingSection, verbsAndTraining } from './verbs.js';
 
 /** The suites, by the name `--only` takes. */
-export const suiteNames = ['host', 'verbs', 'gpu'] as const;
+export const suiteNames = ['host', 'verbs', 'gpu', 'core'] as const;
 export type SuiteName = (typeof suiteNames)[number];
 
 /** Run the suites (all by default), in this process, and gather the results. */
@@ -33,6 +34,12 @@ export async function runBenchmarks(run: RunOptions, only: readonly SuiteName[] 
     comparisons.push(...r.comparisons);
     sections.push(r.section);
     gpu = r.adapter;
+  }
+  if (only.includes('core')) {
+    const r = await coreCosts(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(coreAllocSection, coreAwaitSection);
   }
   return {
     environment: environment(run.quick, gpu),
