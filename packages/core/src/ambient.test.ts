@@ -7,12 +7,15 @@ import {
   ambientIsAsync,
   ambientspace,
   contextStore,
+  describe as describeKernel,
   type Frame,
+  type HostArray,
   InvalidArgumentError,
   isFrame,
   NoAmbientSpaceError,
   NotASpaceError,
   openFrameKey,
+  outputs,
   type PolError,
   Similar,
   type Space,
@@ -21,6 +24,7 @@ import {
   setAmbientStore,
   spaceKey,
   syncStore,
+  Undef,
   withspace,
 } from './index.js';
 import {
@@ -614,6 +618,28 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
       })(),
     );
     expect(await done).toBe(space);
+  });
+
+  it('describing an async kernel engages the store: a verb binds its frame with a plain callback that calls the kernel', async () => {
+    const syncKernel = (out: { y: HostArray<'float32'> }) => void out;
+    outputs.define(syncKernel, () => ({ y: Undef('float32', 1) }));
+    describeKernel(function plain(_out: object) {}, { scratch: () => ({}) });
+    expect(store.engaged).toBe(false);
+    const frames: (Space | undefined)[] = [];
+    const asyncKernel = describeKernel(
+      async function asyncKernel(_out: object): Promise<void> {
+        await macrotask();
+        frames.push(bound());
+      },
+      { outputs: () => ({}) },
+    );
+    expect(store.engaged).toBe(true);
+    const space = countingSpace();
+    // What a verb does: a plain callback around the kernel, bound to the frame.
+    await scratchspace(space, (frame) => asyncKernel(frame));
+    await withspace(space, () => asyncKernel({}));
+    expect(frames[0] !== undefined && isFrame(frames[0])).toBe(true);
+    expect(frames[1]).toBe(space);
   });
 
   it('refuses a create that is not a function, and stays unengaged when create makes something unusable', () => {

@@ -32,6 +32,12 @@ export interface AmbientStore {
    * {@link syncStore}, and for {@link lazyContextStore} from the first async callback on.
    */
   readonly engaged?: boolean;
+  /**
+   * Engage the async-context variable now, for a store that engages lazily: for code that will
+   * run an async function under a binding through a plain callback (`describe` calls it for an
+   * async kernel, which verbs call inside a frame binding).
+   */
+  engage?(): void;
   run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R;
   get(): Space | undefined;
 }
@@ -139,10 +145,21 @@ function stackStore(create: (() => ContextVariable) | undefined): AmbientStore {
   let current: Space | undefined;
   let variable: ContextVariable | undefined;
   let read: (() => Space | undefined) | undefined;
+  const engage = (): ContextVariable => {
+    if (variable !== undefined) return variable;
+    if (create === undefined) throw asyncUnsupported();
+    const made = create();
+    read = readerOf(made, 'lazyContextStore(create)');
+    variable = made;
+    return made;
+  };
   return {
     async: create !== undefined,
     get engaged() {
       return variable !== undefined;
+    },
+    engage(): void {
+      if (create !== undefined) engage();
     },
     run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R {
       if (variable === undefined) {
@@ -163,12 +180,9 @@ function stackStore(create: (() => ContextVariable) | undefined): AmbientStore {
           }
           return result;
         }
-        if (create === undefined) throw asyncUnsupported();
-        const made = create();
-        read = readerOf(made, 'lazyContextStore(create)');
-        variable = made;
+        engage();
       }
-      return runThrough(variable, space, f, arg as A);
+      return runThrough(variable as ContextVariable, space, f, arg as A);
     },
     // Once engaged, every new binding is in the variable, and what the stack still holds are
     // synchronous bindings made before engagement that enclose the current one: the variable's
@@ -199,8 +213,9 @@ function detectStore(): AmbientStore {
   let Variable: (new () => ContextVariable) | undefined = g.AsyncContext?.Variable;
   if (Variable === undefined) {
     try {
-      Variable = (g.process?.getBuiltinModule?.('node:async_hooks') as { AsyncLocalStorage?: new () => ContextVariable } | undefined)
-        ?.AsyncLocalStorage;
+      Variable = (
+        g.process?.getBuiltinModule?.('node:async_hooks') as { AsyncLocalStorage?: new () => ContextVariable } | undefined
+      )?.AsyncLocalStorage;
     } catch {
       // A runtime that exposes getBuiltinModule but refuses the module: fall through.
     }
@@ -236,6 +251,14 @@ export function setAmbientStore(next: AmbientStore): AmbientStore {
   const previous = store;
   store = next;
   return previous;
+}
+
+/**
+ * Engage the store's async-context variable now if `f` is an async function that will run under
+ * a binding through a plain callback (an async kernel). Internal: `describe` calls it.
+ */
+export function engageFor(f: unknown): void {
+  if (isAsyncFunction(f)) store.engage?.();
 }
 
 /** The store in use (for `scratchspace`, which binds its frame through it). */

@@ -1,3 +1,4 @@
+import { engageFor } from './ambient.js';
 import type { Kind } from './array.js';
 import { InvalidArgumentError, InvalidDescriptionError, NotAFrameError } from './errors.js';
 import { materializeChecked } from './materialize.js';
@@ -227,6 +228,9 @@ function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
         );
       }
       describers.set(kernel, describer);
+      // An async kernel runs under a frame binding made by a plain callback (a verb's); engaging
+      // the ambient store now is what lets that binding follow the kernel across its awaits.
+      engageFor(kernel);
     },
     has(kernel: Kernel): boolean {
       return describers.has(kernel);
