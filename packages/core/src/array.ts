@@ -1,4 +1,4 @@
-import { frozenDims } from './dims.js';
+import { internDims } from './dims.js';
 import { type AnyTypedArray, type DType, dtypeInfo, dtypeOfTypedArray, type TypedArrayOf } from './dtype.js';
 import { InvalidShapeError, NotAnArrayError } from './errors.js';
 import { elementCount, shapeText } from './shape.js';
@@ -148,7 +148,7 @@ export const hostFamily: ArrayFamily<'host'> = Object.freeze({
   kind: 'host',
   allocSimilar<D extends DType>(_exemplar: PolArray, dtype: D, dims: readonly number[]): HostArray<D> {
     const data = new (dtypeInfo(dtype).TypedArray)(elementCount(dims));
-    return new HostArrayImpl(dtype, frozenDims(dims), data);
+    return new HostArrayImpl(dtype, internDims(dims), data);
   },
   zero(array: PolArray): void {
     const data = (array as HostArray).data;

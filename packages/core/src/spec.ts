@@ -109,7 +109,9 @@ export function checkSpec(x: unknown): SpecProblem | undefined {
   const ancestors = takeAncestors();
   ancestors.push(x);
   const failure = walkGroup(x, ancestors);
-  ancestors.length = 0;
+  // Popped, not truncated: setting length to 0 would drop the backing store, and the next walk's
+  // first push would allocate it again.
+  ancestors.pop();
   spareAncestors = ancestors;
   return failure === undefined ? undefined : problemOf(failure);
 }

@@ -42,6 +42,28 @@ describe('checkSupplied', () => {
     expect(checkSupplied(spec, { kept: new Int8Array(3) })).toMatchObject({ path: 'kept', expected: 'int8[4]', got: 'int8[3]' });
   });
 
+  it('compares shapes across bare TypedArrays and Pol arrays, both ways', () => {
+    const square = { m: hostArray(new Float32Array(4), [2, 2]), v: new Float32Array(4), u: Undef('float32', 4) } satisfies Spec;
+    expect(checkSupplied(square, { m: hostArray(new Float32Array(4), [2, 2]) })).toBeUndefined();
+    expect(checkSupplied(square, { m: new Float32Array(4) })).toMatchObject({
+      path: 'm',
+      expected: 'float32[2, 2]',
+      got: 'float32[4]',
+    });
+    expect(checkSupplied(square, { v: hostArray(new Float32Array(4)) })).toBeUndefined();
+    expect(checkSupplied(square, { v: hostArray(new Float32Array(4), [4, 1]) })).toMatchObject({
+      path: 'v',
+      got: 'float32[4, 1]',
+    });
+    expect(checkSupplied(square, { v: new Float64Array(4) })).toMatchObject({
+      path: 'v',
+      expected: 'float32[4]',
+      got: 'float64[4]',
+    });
+    expect(checkSupplied(square, { u: hostArray(new Float32Array(4)) })).toBeUndefined();
+    expect(checkSupplied(square, { u: new Int32Array(4) })).toMatchObject({ path: 'u', got: 'int32[4]' });
+  });
+
   it('refuses a non-array where an array is described', () => {
     expect(checkSupplied(spec, { y: [1, 2, 3] })).toMatchObject({ path: 'y', got: 'an array of length 3' });
     expect(checkSupplied(spec, { group: { w: 4 } })).toMatchObject({ path: 'group.w', got: '4' });

@@ -1,6 +1,6 @@
-import { isArray, shapeOf, valueText } from './array.js';
+import { isArray, type PolArray, valueText } from './array.js';
 import { sameDims } from './dims.js';
-import type { DType } from './dtype.js';
+import { type AnyTypedArray, dtypeOfTypedArray } from './dtype.js';
 import { shapeText } from './shape.js';
 import type { Spec } from './spec.js';
 import { isUndef } from './undef.js';
@@ -66,11 +66,7 @@ export function checkSupplied(spec: Spec, supplied: Readonly<Record<string, unkn
 }
 
 function checkValue(want: unknown, got: unknown): Mismatch | undefined {
-  if (isUndef(want)) return checkArray(want.dtype, want.dims, want, got);
-  if (isArray(want)) {
-    const shape = shapeOf(want);
-    return checkArray(shape.dtype, shape.dims, want, got);
-  }
+  if (isUndef(want) || isArray(want)) return fits(want, got) ? undefined : { segments: [], want, got, extraOf: undefined };
   if (Array.isArray(want)) {
     if (!Array.isArray(got)) return { segments: [], want, got, extraOf: undefined };
     for (let i = 0; i < got.length; i++) {
@@ -105,12 +101,23 @@ function checkValue(want: unknown, got: unknown): Mismatch | undefined {
   return undefined;
 }
 
-function checkArray(dtype: DType, dims: readonly number[], want: unknown, got: unknown): Mismatch | undefined {
-  if (isArray(got)) {
-    const shape = shapeOf(got);
-    if (shape.dtype === dtype && sameDims(shape.dims, dims)) return undefined;
+// Whether `got` is an array of the dtype and dims `want` (an Undef or a data array) describes,
+// without allocating: shapeOf would make an object and a dims array for a bare TypedArray.
+function fits(want: unknown, got: unknown): boolean {
+  const gotBare = dtypeOfTypedArray(got);
+  if (gotBare === undefined && !isArray(got)) return false;
+  const wantBare = dtypeOfTypedArray(want);
+  const wantDtype = wantBare ?? (want as PolArray).dtype;
+  if ((gotBare ?? (got as PolArray).dtype) !== wantDtype) return false;
+  if (wantBare !== undefined) {
+    const length = (want as AnyTypedArray).length;
+    if (gotBare !== undefined) return (got as AnyTypedArray).length === length;
+    const dims = (got as PolArray).dims;
+    return dims.length === 1 && dims[0] === length;
   }
-  return { segments: [], want, got, extraOf: undefined };
+  const dims = (want as PolArray).dims;
+  if (gotBare !== undefined) return dims.length === 1 && dims[0] === (got as AnyTypedArray).length;
+  return sameDims((got as PolArray).dims, dims);
 }
 
 function pathOf(segments: readonly (string | number)[], upTo: number): string {

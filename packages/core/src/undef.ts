@@ -1,6 +1,6 @@
-import { type AnyArray, type DTypeOf, isArray, shapeOf } from './array.js';
-import { frozenDims } from './dims.js';
-import { type DType, dtypeInfo } from './dtype.js';
+import { type AnyArray, type DTypeOf, isArray, type PolArray } from './array.js';
+import { frozenDims, internDim, internDims } from './dims.js';
+import { type AnyTypedArray, type DType, dtypeInfo, dtypeOfTypedArray } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
 import { byteLength } from './shape.js';
 import { describeValue } from './value.js';
@@ -92,9 +92,9 @@ Object.defineProperty(UndefImpl, 'name', { value: 'Undef' });
 
 function make<D extends DType>(dtype: D, dims: readonly number[]): Undef<D> {
   const bytes = byteLength(dtype, dims);
-  // An exemplar's dims are already frozen (every Pol array's are): shared instead of copied.
-  const frozen = frozenDims(dims);
-  return new UndefImpl(dtype, frozen, bytes / dtypeInfo(dtype).byteSize, bytes, false);
+  // Interned: equal dims share one frozen array, so a repeat copies nothing (an exemplar's dims,
+  // already frozen, are kept as they are the first time).
+  return new UndefImpl(dtype, internDims(dims), bytes / dtypeInfo(dtype).byteSize, bytes, false);
 }
 
 /**
@@ -128,25 +128,40 @@ export function Undef<D extends DType>(dtype: D, ...dims: number[]): Undef<D>;
 export function Undef<A extends AnyArray>(exemplar: A): Undef<DTypeOf<A>>;
 export function Undef<D extends DType>(exemplar: AnyArray, dtype: D): Undef<D>;
 export function Undef<A extends AnyArray>(exemplar: A, dims: readonly number[]): Undef<DTypeOf<A>>;
-export function Undef(first: unknown, ...rest: unknown[]): Undef {
+export function Undef(first: unknown, second?: unknown): Undef {
+  // Fixed parameters and the argument count, as in alloc: describers make Undefs on every call,
+  // and a rest array would be garbage each time. Dims past the second argument are read by index.
+  // biome-ignore lint/complexity/noArguments: the argument count tells the forms apart.
+  const n = arguments.length;
   if (typeof first === 'string') {
-    const dims = rest.length === 1 && Array.isArray(rest[0]) ? (rest[0] as number[]) : (rest as number[]);
+    let dims: readonly number[];
+    if (n === 2 && typeof second === 'number' && Number.isSafeInteger(second) && second >= 0) dims = internDim(second);
+    else if (n === 2 && Array.isArray(second)) dims = second as number[];
+    else if (n === 1) dims = internDims([]);
+    else {
+      const list: unknown[] = new Array(n - 1);
+      // biome-ignore lint/complexity/noArguments: the rest dims, read by index.
+      for (let i = 1; i < n; i++) list[i - 1] = arguments[i];
+      dims = list as number[];
+    }
     return make(first as DType, dims);
   }
   if (isArray(first)) {
-    const shape = shapeOf(first);
-    if (rest.length > 1) {
+    if (n > 2) {
       throw new InvalidArgumentError(
-        `Undef(x, ...) takes at most one more argument, a dtype or a dims array, got ${rest.length}. ` +
+        `Undef(x, ...) takes at most one more argument, a dtype or a dims array, got ${n - 1}. ` +
           "Write Undef(x, 'float32') or Undef(x, [2, 3]); to change both, write Undef('float32', [2, 3]).",
       );
     }
-    const override = rest[0];
-    if (rest.length === 0 || override === undefined) return make(shape.dtype, shape.dims);
-    if (typeof override === 'string') return make(override as DType, shape.dims);
-    if (Array.isArray(override)) return make(shape.dtype, override as number[]);
+    // A bare TypedArray's dims are interned from its length, not made (shapeOf would make them).
+    const bare = dtypeOfTypedArray(first);
+    const dtype = bare ?? (first as PolArray).dtype;
+    const dims = bare === undefined ? (first as PolArray).dims : internDim((first as AnyTypedArray).length);
+    if (n === 1 || second === undefined) return make(dtype, dims);
+    if (typeof second === 'string') return make(second as DType, dims);
+    if (Array.isArray(second)) return make(dtype, second as number[]);
     throw new InvalidArgumentError(
-      `Undef(x, ...) takes a dtype (such as 'float32') or a dims array as its second argument, got ${describeValue(override)}.`,
+      `Undef(x, ...) takes a dtype (such as 'float32') or a dims array as its second argument, got ${describeValue(second)}.`,
     );
   }
   throw new InvalidArgumentError(
