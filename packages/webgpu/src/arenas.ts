@@ -6,8 +6,8 @@
  */
 
 import { type Arena, isArena } from '@pol/arena';
-import { describeValue, InvalidArgumentError } from '@pol/core';
-import type { DeviceSlab } from './slab.js';
+import { InvalidArgumentError } from '@pol/core';
+import { describeValue } from '@pol/core/backend';
 
 const arenasBySlab = new WeakMap<object, Set<Arena<'gpu'>>>();
 
@@ -23,7 +23,7 @@ export function registerArena(arena: Arena<'gpu'>): void {
 }
 
 /** The arenas Pol knows over `slab`. */
-export function arenasOver(slab: DeviceSlab): readonly Arena<'gpu'>[] {
+export function arenasOver(slab: object): readonly Arena<'gpu'>[] {
   const set = arenasBySlab.get(slab);
   return set === undefined ? [] : [...set];
 }
@@ -35,7 +35,7 @@ export function assertDeviceArena(x: unknown, device: GPUDevice, what: string): 
       `${what} needs arenas over device slabs (deviceArena(device, bytes), or new Arena(deviceSlab(device, bytes))), got ${describeValue(x)}.`,
     );
   }
-  if ((x.slab as DeviceSlab).device !== device) {
+  if ((x.slab as { readonly device: GPUDevice }).device !== device) {
     throw new InvalidArgumentError(
       `${what}: ${String(x)} carves from a slab of another device; pass arenas of the captured device only.`,
     );

@@ -1,25 +1,19 @@
 /// <reference types="@webgpu/types" preserve="true" />
 /**
- * `GpuArray`: a typed range of a GPUBuffer, and the `'gpu'` array family that `Similar` and
- * `capturing` dispatch on.
+ * `GpuArray`: a typed range of a GPUBuffer, and the `'gpu'` array family that `Similar`,
+ * `capturing` and `zeroArray` dispatch on.
  *
  * @module
  */
 
 import type { ArrayLife } from '@pol/arena';
-import {
-  type ArrayFamily,
-  byteLength,
-  type DType,
-  describeValue,
-  dtypeInfo,
-  familyKey,
-  frozenDims,
-  InvalidArgumentError,
-  type PolArray,
-} from '@pol/core';
-import { assertAlive, type DeviceState, deviceName, knownState, stateOf, Usage, whenIdle } from './device.js';
-import { GpuAllocationError, GpuLimitError } from './errors.js';
+import { byteLength, type DType, dtypeInfo, InvalidArgumentError, type PolArray } from '@pol/core';
+import { type ArrayFamily, describeValue, familyKey, frozenDims, shapeText } from '@pol/core/backend';
+import { BufferOwner, bufferName, ownerOf, setOwner } from './buffers.js';
+import { assertAlive, type DeviceState, deviceName, knownState, whenIdle } from './device.js';
+import { errorText, GpuAllocationError } from './errors.js';
+import { Usage } from './flags.js';
+import { bindingSize, checkBindingSize, checkBufferSize } from './limits.js';
 
 declare module '@pol/core' {
   interface ArrayTypes<D extends DType> {
@@ -65,61 +59,6 @@ export interface GpuArray<D extends DType = DType> extends PolArray<D>, GPUBuffe
   readonly device: GPUDevice;
 }
 
-/** Something that must learn when a buffer it uses goes away (a graph). */
-export interface ReleaseListener {
-  bufferReleased(owner: BufferOwner): void;
-}
-
-/** Who owns a GPUBuffer Pol made: a device slab, or one `Similar` allocation. */
-export interface BufferOwner {
-  readonly kind: 'slab' | 'similar';
-  /** The buffer, for messages: `device slab 'acts'`, `a Similar buffer (float32[4])`. */
-  readonly name: string;
-  /** Why the buffer is gone (destroyed slab, closed frame), or `undefined` while it is alive. */
-  readonly released: string | undefined;
-  /** Graphs that bind this buffer. */
-  readonly listeners: Set<ReleaseListener>;
-}
-
-const owners = new WeakMap<GPUBuffer, BufferOwner>();
-const bufferPrototypes = new Set<object>();
-
-/** Register who owns a buffer Pol made. */
-export function setOwner(buffer: GPUBuffer, owner: BufferOwner): void {
-  owners.set(buffer, owner);
-  const proto: unknown = Object.getPrototypeOf(buffer);
-  if (typeof proto === 'object' && proto !== null) bufferPrototypes.add(proto);
-}
-
-/**
- * The GPUBuffer prototypes Pol has seen (the global `GPUBuffer`'s, and those of the buffers it
- * made), where a capture refuses `mapAsync`.
- */
-export function knownBufferPrototypes(): object[] {
-  const global = (globalThis as { GPUBuffer?: { prototype?: unknown } }).GPUBuffer?.prototype;
-  const all = new Set(bufferPrototypes);
-  if (typeof global === 'object' && global !== null) all.add(global);
-  return [...all];
-}
-
-/** The owner of a buffer Pol made, or `undefined` for a buffer made elsewhere. */
-export function ownerOf(buffer: GPUBuffer): BufferOwner | undefined {
-  return owners.get(buffer);
-}
-
-/** `device slab 'acts'`, `a Similar buffer (…)`, `buffer 'label'` or `an unlabeled buffer`. */
-export function bufferName(buffer: GPUBuffer): string {
-  const owner = owners.get(buffer);
-  if (owner !== undefined) return owner.name;
-  const label = typeof buffer.label === 'string' ? buffer.label : '';
-  return label === '' ? 'an unlabeled buffer' : `buffer '${label}'`;
-}
-
-/** Round a byte length up to what WebGPU accepts as a binding or copy size: a multiple of 4, at least 4. */
-export function bindingSize(bytes: number): number {
-  return Math.max(4, Math.ceil(bytes / 4) * 4);
-}
-
 class GpuArrayImpl<D extends DType> implements GpuArray<D> {
   declare readonly [familyKey]: ArrayFamily;
   constructor(
@@ -134,7 +73,7 @@ class GpuArrayImpl<D extends DType> implements GpuArray<D> {
   ) {}
 
   toString(): string {
-    return `GpuArray(${this.dtype}[${this.dims.join(', ')}] at ${this.offset} in ${bufferName(this.buffer)})`;
+    return `GpuArray(${shapeText(this.dtype, this.dims)} at ${this.offset} in ${bufferName(this.buffer)})`;
   }
 }
 
@@ -187,9 +126,13 @@ class CheckedGpuArrayImpl<D extends DType> implements GpuArray<D> {
   }
 
   toString(): string {
-    return `GpuArray(${this.dtype}[${this.dims.join(', ')}] at ${this.#offset} in ${bufferName(this.#buffer)}${this.#life.alive ? '' : ', stale'})`;
+    return `GpuArray(${shapeText(this.dtype, this.dims)} at ${this.#offset} in ${bufferName(this.#buffer)}${this.#life.alive ? '' : ', stale'})`;
   }
 }
+
+// Messages describe values by their class ("got a GpuArrayImpl"): name them as users know them.
+Object.defineProperty(GpuArrayImpl, 'name', { value: 'GpuArray' });
+Object.defineProperty(CheckedGpuArrayImpl, 'name', { value: 'GpuArray' });
 
 /** Make a checked GpuArray (see CheckedGpuArrayImpl). */
 export function makeCheckedGpuArray<D extends DType>(
@@ -243,9 +186,14 @@ export function assertGpuArray(x: unknown, what: string): asserts x is GpuArray 
   }
 }
 
-/** Throw if the array's buffer was released (slab destroyed, Similar frame closed). */
+/** The array's buffer without a checked array's liveness check: for metadata only. */
+function bufferOf(array: GpuArray): GPUBuffer {
+  return array instanceof CheckedGpuArrayImpl ? CheckedGpuArrayImpl.rawBuffer(array) : array.buffer;
+}
+
+/** Throw if the array's buffer was released (slab destroyed, Similar frame closed, buffer destroyed). */
 export function assertLive(array: GpuArray, what: string): void {
-  const owner = owners.get(array.buffer);
+  const owner = ownerOf(bufferOf(array));
   if (owner?.released !== undefined) {
     throw new InvalidArgumentError(
       `Cannot ${what}: ${String(array)} is gone: ${owner.released}. Use an array whose buffer is alive.`,
@@ -253,23 +201,11 @@ export function assertLive(array: GpuArray, what: string): void {
   }
 }
 
-function describeArray(exemplar: PolArray): string {
-  const device = (exemplar as GpuArray).device;
-  return `${exemplar.dtype}[${exemplar.dims.join(', ')}] on ${deviceName(device)}`;
-}
-
-class SimilarOwner implements BufferOwner {
-  readonly kind = 'similar';
-  released: string | undefined;
-  readonly listeners = new Set<ReleaseListener>();
-  constructor(readonly name: string) {}
-
-  release(why: string): void {
-    if (this.released !== undefined) return;
-    this.released = why;
-    for (const listener of [...this.listeners]) listener.bufferReleased(this);
-    this.listeners.clear();
-  }
+/** Pol's state for an array's device (an array's device always met Pol: its slab or buffer was made through it). */
+export function arrayState(array: GpuArray): DeviceState {
+  const state = knownState(array.device);
+  if (state === undefined) throw new InvalidArgumentError(`${String(array)} belongs to a device Pol does not know.`);
+  return state;
 }
 
 /**
@@ -278,15 +214,15 @@ class SimilarOwner implements BufferOwner {
  */
 function allocSimilar<D extends DType>(exemplar: PolArray, dtype: D, dims: readonly number[]): GpuArray<D> {
   const x = exemplar as GpuArray;
-  const state = stateOf(x.device);
-  const shape = `${dtype}[${dims.join(', ')}]`;
+  const state = arrayState(x);
+  const shape = shapeText(dtype, dims);
   assertAlive(state, `allocate a Similar ${shape}`);
   const bytes = byteLength(dtype, dims);
   const size = bindingSize(bytes);
   // The exemplar is dispatched on, never read: a stale checked exemplar still names its buffer's usage.
-  const usage = (x instanceof CheckedGpuArrayImpl ? CheckedGpuArrayImpl.rawBuffer(x) : x.buffer).usage;
-  checkBufferSize(state, size, `A Similar ${shape} array`);
-  if ((usage & Usage.STORAGE) !== 0) checkBindingSize(state, size, `A Similar ${shape} array`);
+  const usage = bufferOf(x).usage;
+  checkBufferSize(state.device, size, `A Similar ${shape} array`);
+  if ((usage & Usage.STORAGE) !== 0) checkBindingSize(state.device, size, `A Similar ${shape} array`);
   let buffer: GPUBuffer;
   const label = `pol Similar ${shape}`;
   try {
@@ -298,7 +234,7 @@ function allocSimilar<D extends DType>(exemplar: PolArray, dtype: D, dims: reado
       { cause },
     );
   }
-  setOwner(buffer, new SimilarOwner(`a Similar buffer (${shape}, '${label}')`));
+  setOwner(buffer, new BufferOwner('similar', state.device, `a Similar buffer (${shape}, '${label}')`));
   return makeGpuArray(state.device, buffer, 0, dtype, dims, bytes);
 }
 
@@ -307,10 +243,10 @@ function releaseSimilar(arrays: readonly PolArray[]): void {
   const byDevice = new Map<DeviceState, GPUBuffer[]>();
   for (const array of arrays) {
     if (!isGpuArray(array)) continue;
-    const owner = owners.get(array.buffer);
-    if (!(owner instanceof SimilarOwner) || owner.released !== undefined) continue;
+    const owner = ownerOf(array.buffer);
+    if (owner?.kind !== 'similar' || owner.released !== undefined) continue;
     owner.release('the frame on Similar that allocated it has closed');
-    const state = stateOf(array.device);
+    const state = arrayState(array);
     let list = byDevice.get(state);
     if (list === undefined) {
       list = [];
@@ -326,66 +262,39 @@ function releaseSimilar(arrays: readonly PolArray[]): void {
 }
 
 /**
- * The `'gpu'` array family: `Similar(gpuArray)` allocates a GPUBuffer on the same device, and
- * `capturing(gpuArray)` is true while that device records a capture.
+ * Zero a GpuArray with `clearBuffer` over its binding range (`offset` and `size` are multiples
+ * of 4, as clearBuffer requires: the arena's alignment, and the rounded binding size), in a
+ * command buffer of its own, submitted at once. Inside a captured step the clear is recorded like
+ * any other command, so every replay zeroes the array again.
+ */
+function zeroGpuArray(array: PolArray): void {
+  const x = array as GpuArray;
+  const state = arrayState(x);
+  assertAlive(state, `zero ${String(x)}`);
+  assertLive(x, `zero ${String(x)}`);
+  const buffer = x.buffer; // a released checked array throws StaleArrayError here
+  const encoder = state.device.createCommandEncoder({ label: 'pol zero' });
+  encoder.clearBuffer(buffer, x.offset, x.size);
+  state.device.queue.submit([encoder.finish()]);
+}
+
+/**
+ * The `'gpu'` array family: `Similar(gpuArray)` allocates a GPUBuffer on the same device,
+ * `capturing(gpuArray)` is true while that device records a capture, and `zeroArray(gpuArray)`
+ * clears the array's range on the device.
  */
 export const gpuFamily: ArrayFamily<'gpu'> = Object.freeze({
   kind: 'gpu',
   allocSimilar,
   capturing(exemplar: PolArray): boolean {
-    return knownState((exemplar as GpuArray).device)?.recording !== undefined;
+    return knownState((exemplar as GpuArray).device)?.recorder !== undefined;
   },
   release: releaseSimilar,
-  describe: describeArray,
+  zero: zeroGpuArray,
+  describe(exemplar: PolArray): string {
+    return `${shapeText(exemplar.dtype, exemplar.dims)} on ${deviceName((exemplar as GpuArray).device)}`;
+  },
 });
 
 Object.defineProperty(GpuArrayImpl.prototype, familyKey, { value: gpuFamily });
 Object.defineProperty(CheckedGpuArrayImpl.prototype, familyKey, { value: gpuFamily });
-
-/** Throw {@link GpuLimitError} if a buffer of `size` bytes is past the device's `maxBufferSize`. */
-export function checkBufferSize(state: DeviceState, size: number, what: string): void {
-  checkLimit(
-    state,
-    'maxBufferSize',
-    size,
-    `${what} needs a buffer of ${size} bytes`,
-    'or split the data across several buffers.',
-  );
-}
-
-/** Throw {@link GpuLimitError} if a storage binding of `size` bytes is past `maxStorageBufferBindingSize`. */
-export function checkBindingSize(state: DeviceState, size: number, what: string): void {
-  checkLimit(
-    state,
-    'maxStorageBufferBindingSize',
-    size,
-    `${what} is ${size} bytes`,
-    'or split the array.',
-    ', so it could not be bound as a storage buffer',
-  );
-}
-
-function checkLimit(
-  state: DeviceState,
-  limit: 'maxBufferSize' | 'maxStorageBufferBindingSize',
-  size: number,
-  subject: string,
-  otherwise: string,
-  consequence = '',
-): void {
-  const allowed = state.device.limits[limit];
-  if (size <= allowed) return;
-  throw new GpuLimitError(
-    limit,
-    size,
-    allowed,
-    `${subject}, past ${deviceName(state.device)}'s ${limit} (${allowed} bytes)${consequence}. ` +
-      `The adapter may allow more (see adapter.limits.${limit}): request it when making the device, ` +
-      `adapter.requestDevice({ requiredLimits: { ${limit}: ${size} } }), ${otherwise}`,
-  );
-}
-
-/** A thrown value's message, for wrapping it. */
-export function errorText(x: unknown): string {
-  return x instanceof Error ? x.message : String(x);
-}

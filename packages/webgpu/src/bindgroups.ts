@@ -6,10 +6,12 @@
  * @module
  */
 
-import { describeValue, InvalidArgumentError } from '@pol/core';
-import { errorText, ownerOf } from './array.js';
-import { assertAlive, assertDevice, deviceName, knownState, noteBindGroup, stateOf } from './device.js';
-import { GpuAllocationError } from './errors.js';
+import { InvalidArgumentError } from '@pol/core';
+import { describeValue } from '@pol/core/backend';
+import { ownerOf } from './buffers.js';
+import { assertAlive, assertDevice, deviceName, knownState } from './device.js';
+import { errorText, GpuAllocationError } from './errors.js';
+import { stateOf } from './instrument.js';
 
 // A trie over the bindings: layout → (buffer → offset → size → node) per binding, in binding order.
 // A lookup walks WeakMap/Map gets only, so a hit allocates nothing.
@@ -30,11 +32,14 @@ const roots = new WeakMap<GPUBindGroupLayout, Node>();
  *
  * The cache holds each group as long as its layout and buffers are alive (weakly otherwise); it
  * has no size limit, which a bump arena never needs: it hands out the same ranges every step. The
- * layout is keyed by identity; pipelines made after the device met Pol return the same object
- * from `getBindGroupLayout(i)` on every call, so asking for it each step is fine.
+ * layout is keyed by identity; pipelines made after the device met Pol (see `instrument`) return
+ * the same object from `getBindGroupLayout(i)` on every call, so asking for it each step is fine.
+ * Bindings of another device, or of a released array, are refused before anything is created.
  *
- * @throws {InvalidArgumentError} for a bad device, layout or binding (naming its index), or a
- * binding whose buffer was released (a destroyed slab, a closed Similar frame).
+ * @throws {InvalidArgumentError} for a bad device, layout or binding (naming its index), a
+ * binding whose buffer was released (a destroyed slab, a closed Similar frame), or one of another
+ * device.
+ * @throws {StaleArrayError} (`@pol/arena`) for a released array of a checked arena.
  * @throws {DeviceLostError} when the device is lost.
  * @throws {GpuAllocationError} when `device.createBindGroup` throws.
  * @example
@@ -94,7 +99,7 @@ function miss(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly 
       `bindGroup(device, layout, bindings) needs an array of buffer bindings (GpuArrays, or { buffer, offset, size }), got ${describeValue(bindings)}.`,
     );
   }
-  for (let i = 0; i < bindings.length; i++) checkBinding(bindings[i], i);
+  for (let i = 0; i < bindings.length; i++) checkBinding(device, bindings[i], i);
   const state = stateOf(device);
   assertAlive(state, 'create a bind group');
   const entries = bindings.map((resource, binding) => ({ binding, resource }));
@@ -105,7 +110,6 @@ function miss(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly 
   } catch (cause) {
     throw new GpuAllocationError(`device.createBindGroup failed on ${deviceName(device)}: ${errorText(cause)}.`, { cause });
   }
-  noteBindGroup(group, descriptor);
   let node = roots.get(layout);
   if (node === undefined) {
     node = new Node();
@@ -137,7 +141,7 @@ function miss(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly 
   return group;
 }
 
-function checkBinding(b: unknown, i: number): void {
+function checkBinding(device: GPUDevice, b: unknown, i: number): void {
   const bad = (why: string) =>
     new InvalidArgumentError(
       `bindGroup: bindings[${i}] ${why}. Each binding is a GpuArray, or a GPUBufferBinding { buffer, offset?, size? }.`,
@@ -152,5 +156,12 @@ function checkBinding(b: unknown, i: number): void {
     throw bad(`has size ${describeValue(size)}; a binding size is a positive whole number of bytes`);
   }
   const owner = ownerOf(buffer as GPUBuffer);
-  if (owner?.released !== undefined) throw bad(`binds ${owner.name}, which is gone: ${owner.released}`);
+  if (owner === undefined) return;
+  if (owner.device !== device) {
+    throw new InvalidArgumentError(
+      `bindGroup(device, layout, bindings): bindings[${i}] is ${describeValue(b)} of ${owner.name}, which belongs to ${deviceName(owner.device)}, ` +
+        `not to ${deviceName(device)}: a bind group binds buffers of its own device only. Allocate it from an arena on ${deviceName(device)}.`,
+    );
+  }
+  if (owner.released !== undefined) throw bad(`binds ${owner.name}, which is gone: ${owner.released}`);
 }

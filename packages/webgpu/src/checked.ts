@@ -1,20 +1,26 @@
 /**
- * Checked mode's usage-scope check: before a compute dispatch is encoded, compare the buffer
- * ranges its bind groups bind and refuse what WebGPU would reject later, asynchronously.
+ * The checked-mode hook: before a compute dispatch reaches the device, compare the buffer ranges
+ * its bind groups bind, and refuse what WebGPU would reject later, asynchronously (one buffer
+ * bound writable and read-only, two overlapping writable ranges); and refuse a copy within one
+ * buffer at `copyBufferToBuffer`.
  *
- * Installed on a device when a checked arena first carves from one of its slabs: from then on,
- * the device's command encoders are wrapped so that their compute passes remember the pipeline
- * and bind groups set, and check them at each `dispatchWorkgroups(Indirect)`; copies within one
- * buffer (which WebGPU also refuses) are caught at `copyBufferToBuffer`. The wrapping costs
- * a few closures per encoder and pass, which is why it is reserved for checked mode.
+ * The hook is on for a device from the first checked carve on one of its slabs. The owner then
+ * gives each command encoder the device makes an observer from here: it watches
+ * `copyBufferToBuffer` and `beginComputePass`, and each compute pass remembers the pipeline and
+ * bind groups set and checks them at `dispatchWorkgroups(Indirect)`. That costs a few closures per
+ * encoder and pass, which is why it is reserved for checked mode.
  *
  * @module
  */
 
-import { bufferName, isGpuArray } from './array.js';
-import { type BufferBindingKind, bindGroupInfo, type DeviceState, deviceName, layoutOf, pipelineGroupCount } from './device.js';
+import { shapeText } from '@pol/core/backend';
+import { isGpuArray } from './array.js';
+import { bufferName } from './buffers.js';
+import { type DeviceState, deviceName } from './device.js';
 import { UsageConflictError } from './errors.js';
-import { patch } from './patch.js';
+import type { BufferBindingKind } from './flags.js';
+import type { Args, CommandObserver } from './hooks.js';
+import { bindGroupInfo, layoutOf, pipelineGroupCount } from './metadata.js';
 
 /** A bind group as set on a pass: the group and its dynamic offsets. */
 export interface SetGroup {
@@ -31,106 +37,83 @@ interface Range {
   readonly resource: unknown;
 }
 
-/** Install dispatch checks on the device (once). */
-export function enableChecks(state: DeviceState): void {
-  if (state.checked) return;
-  state.checked = true;
-  patch(
-    state.device,
-    'createCommandEncoder',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        const encoder = original.apply(this, args);
-        if (encoder !== null && typeof encoder === 'object') {
-          patch(
-            encoder,
-            'copyBufferToBuffer',
-            (copy) =>
-              function (this: unknown, ...copyArgs: unknown[]) {
-                checkCopy(state, copyArgs);
-                return copy.apply(this, copyArgs);
-              },
-          );
-          patch(
-            encoder,
-            'beginComputePass',
-            (begin) =>
-              function (this: unknown, ...passArgs: unknown[]) {
-                const pass = begin.apply(this, passArgs);
-                if (pass !== null && typeof pass === 'object') checkPass(state, pass);
-                return pass;
-              },
-          );
-        }
-        return encoder;
-      },
-  );
+const encoderMethods: ReadonlySet<string> = new Set(['copyBufferToBuffer', 'beginComputePass']);
+const passMethods: ReadonlySet<string> = new Set([
+  'setPipeline',
+  'setBindGroup',
+  'dispatchWorkgroups',
+  'dispatchWorkgroupsIndirect',
+]);
+
+/** The checked-mode observer of one command encoder of `state`'s device. */
+export function checkedEncoder(state: DeviceState): CommandObserver {
+  return {
+    methods: encoderMethods,
+    before(name, args) {
+      if (name === 'copyBufferToBuffer') checkCopy(state, args);
+    },
+    pass: () => checkedPass(state),
+  };
 }
 
-function checkPass(state: DeviceState, pass: object): void {
+function checkedPass(state: DeviceState): CommandObserver {
   let pipeline: GPUComputePipeline | undefined;
   const groups: (SetGroup | undefined)[] = [];
-  patch(
-    pass,
-    'setPipeline',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        const result = original.apply(this, args);
-        pipeline = args[0] as GPUComputePipeline;
-        return result;
-      },
-  );
-  patch(
-    pass,
-    'setBindGroup',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        const result = original.apply(this, args);
-        const [index, group] = args as [number, GPUBindGroup | null];
-        groups[index] = group === null ? undefined : { group, offsets: dynamicOffsets(args) };
-        return result;
-      },
-  );
-  patch(
-    pass,
-    'dispatchWorkgroups',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        checkDispatch(state, pipeline, groups, undefined);
-        return original.apply(this, args);
-      },
-  );
-  patch(
-    pass,
-    'dispatchWorkgroupsIndirect',
-    (original) =>
-      function (this: unknown, ...args: unknown[]) {
-        const [buffer, offset] = args as [GPUBuffer, number];
-        checkDispatch(state, pipeline, groups, { buffer, offset });
-        return original.apply(this, args);
-      },
-  );
+  return {
+    methods: passMethods,
+    before(name, args) {
+      if (name === 'dispatchWorkgroups') checkDispatch(state, pipeline, groups, undefined);
+      else if (name === 'dispatchWorkgroupsIndirect') {
+        checkDispatch(state, pipeline, groups, { buffer: args[0] as GPUBuffer, offset: args[1] as number });
+      }
+    },
+    after(name, args) {
+      if (name === 'setPipeline') pipeline = args[0] as GPUComputePipeline;
+      else if (name === 'setBindGroup') {
+        const index = args[0] as number;
+        const group = args[1] as GPUBindGroup | null;
+        groups[index] = group === null || group === undefined ? undefined : { group, offsets: dynamicOffsets(args) };
+      }
+    },
+  };
 }
 
-// copyBufferToBuffer(source, sourceOffset, destination, destinationOffset, size?) or (source, destination, size?).
-function checkCopy(state: DeviceState, args: readonly unknown[]): void {
+/** The range a `copyBufferToBuffer` call reads and writes, in both call forms. */
+export interface CopyRange {
+  readonly source: GPUBuffer;
+  readonly sourceOffset: number;
+  readonly destination: GPUBuffer;
+  readonly destinationOffset: number;
+  readonly size: number;
+}
+
+/** Read `copyBufferToBuffer(source, sourceOffset, destination, destinationOffset, size?)` or `(source, destination, size?)`. */
+export function copyRange(args: Args): CopyRange {
   const long = typeof args[1] === 'number';
   const source = args[0] as GPUBuffer;
-  if (source !== (long ? args[2] : args[1])) return;
-  const from = long ? (args[1] as number) : 0;
-  const to = long ? (args[3] as number) : 0;
+  const sourceOffset = long ? (args[1] as number) : 0;
   const given = long ? args[4] : args[2];
-  const size = typeof given === 'number' ? given : source.size - from;
+  return {
+    source,
+    sourceOffset,
+    destination: (long ? args[2] : args[1]) as GPUBuffer,
+    destinationOffset: long ? (args[3] as number) : 0,
+    size: typeof given === 'number' ? given : source.size - sourceOffset,
+  };
+}
+
+function checkCopy(state: DeviceState, args: Args): void {
+  const { source, sourceOffset: from, destination, destinationOffset: to, size } = copyRange(args);
+  if (source !== destination) return;
   throw new UsageConflictError(
     `A copy on ${deviceName(state.device)} reads and writes one buffer: copyBufferToBuffer from bytes [${from}, ${from + size}) ` +
-      `to bytes [${to}, ${to + size}) of ${bufferName(source)}. WebGPU refuses a copy whose source and destination are the same buffer, ` +
-      'even between disjoint ranges, so two arrays of one slab cannot be copied into each other this way. ' +
-      'Copy with a small compute kernel, or keep the two arrays in different slabs.',
+      `to bytes [${to}, ${to + size}) of ${bufferName(source)}. WebGPU refuses a copy within one buffer, even between disjoint ranges, ` +
+      'so two arrays of one slab cannot be copied into each other this way. Copy with a small compute kernel, or keep the two arrays in different slabs.',
   );
 }
 
 /** `setBindGroup`'s dynamic offsets, as an array of its own (both call forms). */
-export function dynamicOffsets(args: readonly unknown[]): readonly number[] | undefined {
+export function dynamicOffsets(args: Args): readonly number[] | undefined {
   const offsets = args[2];
   if (offsets === undefined || offsets === null) return undefined;
   if (offsets instanceof Uint32Array) {
@@ -193,16 +176,28 @@ export function checkDispatch(
 }
 
 function describeRange(r: Range): string {
-  const array = isGpuArray(r.resource) ? ` (${r.resource.dtype}[${r.resource.dims.join(', ')}])` : '';
+  const array = isGpuArray(r.resource) ? ` (${shapeText(r.resource.dtype, r.resource.dims)})` : '';
   return `${r.where} as '${r.kind}', bytes [${r.offset}, ${r.offset + r.size}) of ${bufferName(r.buffer)}${array}`;
+}
+
+// The advice depends on the read-only use: a 'read-only-storage' binding can become 'storage', but
+// a uniform never can be writable, and neither can indirect arguments.
+function mixedAdvice(readOnly: Range): string {
+  if (readOnly.kind === 'read-only-storage') {
+    return (
+      "Bind every array of this slab that the dispatch uses as 'storage' (var<storage, read_write> in WGSL), " +
+      'or keep read-only data such as weights in another slab.'
+    );
+  }
+  const what = readOnly.kind === 'uniform' ? 'A uniform binding' : 'Indirect dispatch arguments';
+  return `${what} can never be writable, so keep it in another slab (an arena of its own, made with the UNIFORM or INDIRECT usage) than the arrays this dispatch writes.`;
 }
 
 function mixed(state: DeviceState, writable: Range, readOnly: Range): UsageConflictError {
   return new UsageConflictError(
     `A dispatch on ${deviceName(state.device)} binds ${bufferName(writable.buffer)} both as writable storage and read-only: ` +
       `${describeRange(writable)}, and ${describeRange(readOnly)}. WebGPU tracks usage per whole buffer within a dispatch, ` +
-      'so this is a validation error even when the two ranges do not overlap. Bind every array of this slab that the dispatch uses as ' +
-      "'storage' (var<storage, read_write> in WGSL), or keep read-only data such as weights in another slab.",
+      `so this is a validation error even when the two ranges do not overlap. ${mixedAdvice(readOnly)}`,
   );
 }
 

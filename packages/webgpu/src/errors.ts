@@ -7,7 +7,7 @@
  * @module
  */
 
-import { CaptureViolation, PolError } from '@pol/core';
+import { PolError } from '@pol/core';
 
 /**
  * A size is past one of the device's limits (`maxBufferSize`, `maxStorageBufferBindingSize`), or
@@ -232,31 +232,7 @@ export class UsageConflictError extends PolError {
   }
 }
 
-/**
- * A {@link CaptureViolation} raised by `@pol/webgpu` while a device records a capture: it has
- * `@pol/core`'s code (`'POL_CAPTURE_VIOLATION'`) and class, and a message that says what was
- * attempted, on which device or array, and what to do instead.
- *
- * @example
- * ```ts
- * import { CaptureViolation } from '@pol/core';
- * import { capture, GpuCaptureViolation } from '@pol/webgpu';
- * try {
- *   await capture(device, () => {
- *     device.createShaderModule({ code: '@compute @workgroup_size(1) fn main() {}' }); // compiling: warm up first
- *   });
- * } catch (e) {
- *   if (e instanceof GpuCaptureViolation) console.log(e instanceof CaptureViolation, e.attempted); // true '...createShaderModule'
- * }
- * ```
- */
-export class GpuCaptureViolation extends CaptureViolation {
-  /** What was attempted, such as `'device.createShaderModule'`. */
-  readonly attempted: string;
-
-  constructor(attempted: string, message: string) {
-    // core's default message explains buffer allocation; this one explains the operation at hand.
-    super(attempted, 'a device', message);
-    this.attempted = attempted;
-  }
+/** A thrown value's message, for wrapping it in one of these errors. */
+export function errorText(x: unknown): string {
+  return x instanceof Error ? x.message : String(x);
 }

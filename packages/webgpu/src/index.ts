@@ -2,31 +2,26 @@
 /**
  * `@pol/webgpu`: GPU memory for Pol. Device slabs an arena carves `GpuArray`s from, `Similar` on a
  * device, upload and download, a bind-group cache, capture and replay of compute steps, and
- * checked mode's usage-scope checks.
+ * checked mode's usage-scope checks, all on one instrumentation of each device (`instrument`).
  *
  * @packageDocumentation
  */
 
 export { type GpuArray, isGpuArray } from './array.js';
 export { bindGroup } from './bindgroups.js';
-export { type CaptureOptions, capture, type Graph, type GraphStats } from './capture.js';
+export { type CaptureOptions, capture } from './capture.js';
 export {
   CaptureFailedError,
   DeviceLostError,
   GpuAllocationError,
-  GpuCaptureViolation,
   GpuLimitError,
   GraphInvalidError,
   ReadbackError,
   UsageConflictError,
 } from './errors.js';
-export {
-  type DeviceArenaOptions,
-  type DeviceSlab,
-  type DeviceSlabOptions,
-  deviceArena,
-  deviceSlab,
-  isDeviceSlab,
-  slabUsage,
-} from './slab.js';
+export { type DeviceArenaOptions, type DeviceSlabOptions, deviceArena, deviceSlab } from './factories.js';
+export type { Graph } from './graph.js';
+export { instrument } from './instrument.js';
+export type { GraphStats } from './pins.js';
+export { type DeviceSlab, isDeviceSlab, slabUsage } from './slab.js';
 export { download, upload } from './transfer.js';

@@ -1,6 +1,7 @@
 /**
- * Replacing a method on one object (a device, a queue, an encoder, a prototype) and putting it
- * back exactly as it was. Every instrumentation in this package goes through here.
+ * Putting a wrapper on one object (a device, its queue, an encoder, a pass, a buffer, a pipeline)
+ * as an own property. Only the instrumentation owner does it, once per object, and nothing takes
+ * a wrapper off again: hooks switch on and off behind the wrappers instead.
  *
  * @module
  */
@@ -9,25 +10,18 @@
 export type Method = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
- * Replace `target[name]` with `make(original)` as an own, non-enumerable property, and return a
- * function that restores the previous state exactly: the previous own property (descriptor and
- * all) if there was one, else no own property (so the prototype's method shows through again).
- * A name whose current value is not a function is left alone.
+ * Replace `target[name]` with `make(original)`, as an own, non-enumerable property. A name whose
+ * current value is not a function is left alone.
  */
-export function patch(target: object, name: string, make: (original: Method) => Method): () => void {
-  const own = Object.getOwnPropertyDescriptor(target, name);
+export function wrap(target: object, name: string, make: (original: Method) => Method): void {
   const original = (target as Record<string, unknown>)[name];
-  if (typeof original !== 'function') return () => {};
-  Object.defineProperty(target, name, {
-    value: make(original as Method),
-    writable: true,
-    configurable: true,
-    enumerable: false,
-  });
-  return () => {
-    if (own !== undefined) Object.defineProperty(target, name, own);
-    else delete (target as Record<string, unknown>)[name];
-  };
+  if (typeof original !== 'function') return;
+  define(target, name, make(original as Method));
+}
+
+/** Define `target[name]` as an own, non-enumerable, writable and configurable method. */
+export function define(target: object, name: string, value: Method): void {
+  Object.defineProperty(target, name, { value, writable: true, configurable: true, enumerable: false });
 }
 
 /**

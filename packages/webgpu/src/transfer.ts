@@ -8,7 +8,6 @@
 import {
   type AnyTypedArray,
   type DType,
-  describeValue,
   dtypeInfo,
   dtypeOfTypedArray,
   type HostArray,
@@ -18,14 +17,21 @@ import {
   isArray,
   type TypedArrayOf,
 } from '@pol/core';
-import { assertGpuArray, assertLive, errorText, type GpuArray } from './array.js';
-import { assertAlive, type DeviceState, deviceName, MAP_MODE_READ, stateOf, Usage } from './device.js';
-import { GpuAllocationError, GpuCaptureViolation, ReadbackError } from './errors.js';
+import { describeValue } from '@pol/core/backend';
+import { arrayState, assertGpuArray, assertLive, type GpuArray } from './array.js';
+import { assertAlive, type DeviceState, deviceName } from './device.js';
+import { errorText, GpuAllocationError, ReadbackError } from './errors.js';
+import { MAP_MODE_READ, Usage } from './flags.js';
+import { refusal } from './recorder.js';
 
 /**
  * Write `data` into the GPU array `array` (queue.writeBuffer): a TypedArray of the array's dtype,
  * or a HostArray, with exactly `array.length` elements. The write is ordered before any work
  * submitted after it returns.
+ *
+ * Data over a `SharedArrayBuffer` (an array carved from an arena over one) arrives like any other:
+ * it is copied through a host staging buffer first, since Dawn's Node.js bindings refuse shared
+ * sources.
  *
  * A graph replays GPU commands only, so `upload` is refused while the device records a capture:
  * upload inputs before `capture()` (for its eager run) and before each `replay()`.
@@ -47,13 +53,15 @@ import { GpuAllocationError, GpuCaptureViolation, ReadbackError } from './errors
 export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D> | HostArray<D>): void {
   assertGpuArray(array, 'upload(array, data)');
   const typed = typedDataOf(data, array);
-  const state = stateOf(array.device);
+  const state = arrayState(array);
   assertAlive(state, `upload into ${String(array)}`);
-  if (state.recording !== undefined) {
-    throw new GpuCaptureViolation(
-      'upload',
-      `upload into ${String(array)} while ${deviceName(array.device)} records a capture: a host write is not a GPU command, so replays ` +
-        'would not repeat it, and it is how each replay gets its inputs. Upload inputs before capture() (for its eager run) and before each replay().',
+  const recorder = state.recorder;
+  if (recorder !== undefined) {
+    throw refusal(
+      state,
+      recorder.label,
+      `upload into ${String(array)}`,
+      'A graph does not replay host writes, and they are how each replay gets its inputs: upload before capture() and before each replay().',
     );
   }
   assertLive(array, `upload into ${String(array)}`);
@@ -61,14 +69,38 @@ export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D
   if (bytes === 0) return;
   const buffer = array.buffer;
   const offset = array.offset;
-  if (bytes % 4 === 0) {
-    array.device.queue.writeBuffer(buffer, offset, typed.buffer, typed.byteOffset, bytes);
+  const queue = array.device.queue;
+  const source = new Uint8Array(typed.buffer, typed.byteOffset, bytes);
+  // WebGPU writes whole 4-byte words; the padding bytes belong to the array's binding range. The
+  // spec accepts shared sources, but Dawn's Node.js bindings refuse a SharedArrayBuffer (and crash
+  // on a view of one): stage such data, and a padded tail, through a reused host buffer.
+  if (bytes % 4 === 0 && !isShared(typed.buffer)) {
+    queue.writeBuffer(buffer, offset, typed.buffer, typed.byteOffset, bytes);
     return;
   }
-  // WebGPU writes whole 4-byte words; the padding bytes belong to the array's binding range.
-  const padded = new Uint8Array(array.size);
-  padded.set(new Uint8Array(typed.buffer, typed.byteOffset, bytes));
-  array.device.queue.writeBuffer(buffer, offset, padded.buffer, 0, padded.byteLength);
+  for (let at = 0; at < bytes; at += STAGING_BYTES) {
+    const chunk = Math.min(STAGING_BYTES, bytes - at);
+    const words = Math.ceil(chunk / 4) * 4;
+    const staging = stagingBuffer(words);
+    staging.set(source.subarray(at, at + chunk));
+    staging.fill(0, chunk, words);
+    queue.writeBuffer(buffer, offset + at, staging.buffer, 0, words);
+  }
+}
+
+// writeBuffer copies its source before it returns, so one host buffer serves every staged write.
+const STAGING_BYTES = 1 << 20;
+let staging: Uint8Array | undefined;
+
+function stagingBuffer(bytes: number): Uint8Array {
+  if (staging === undefined || staging.byteLength < bytes) staging = new Uint8Array(Math.max(bytes, 4096));
+  return staging;
+}
+
+const SharedBuffer = (globalThis as { SharedArrayBuffer?: new (n: number) => ArrayBufferLike }).SharedArrayBuffer;
+
+function isShared(buffer: ArrayBufferLike): boolean {
+  return SharedBuffer !== undefined && buffer instanceof SharedBuffer;
 }
 
 function typedDataOf(data: unknown, array: GpuArray): AnyTypedArray {
@@ -120,13 +152,15 @@ function typedDataOf(data: unknown, array: GpuArray): AnyTypedArray {
  */
 export function download<D extends DType>(array: GpuArray<D>): Promise<HostArray<D>> {
   assertGpuArray(array, 'download(array)');
-  const state = stateOf(array.device);
+  const state = arrayState(array);
   assertAlive(state, `download ${String(array)}`);
-  if (state.recording !== undefined) {
-    throw new GpuCaptureViolation(
-      'download',
-      `download of ${String(array)} while ${deviceName(array.device)} records a capture: a readback waits for the GPU, and a graph ` +
-        'neither records nor waits. Read results after capture() resolves, or after replay().',
+  const recorder = state.recorder;
+  if (recorder !== undefined) {
+    throw refusal(
+      state,
+      recorder.label,
+      `download of ${String(array)}`,
+      'A readback waits for the GPU, and a graph neither records nor performs waits: read after capture() resolves, or after replay().',
     );
   }
   assertLive(array, `download ${String(array)}`);

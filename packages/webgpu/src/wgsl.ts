@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { BufferBindingKind } from './device.js';
+import type { BufferBindingKind } from './flags.js';
 
 const declaration = /((?:@\s*[A-Za-z_]\w*\s*(?:\([^()]*\))?\s*)+)var\s*<([^>]*)>/g;
 const groupAttribute = /@\s*group\s*\(\s*(\d+)\s*,?\s*\)/;
