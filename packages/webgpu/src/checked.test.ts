@@ -166,8 +166,31 @@ describe('checked mode', () => {
     const args = alloc(arena, 'uint32', 3);
     upload(args, Uint32Array.of(1, 1, 1));
     expect(() => dispatch(kernel, bindGroup(device, kernel.layout, [x, y]), args.buffer, args.offset)).toThrow(
-      /indirect dispatch arguments as 'indirect'/,
+      /indirect dispatch arguments as 'indirect'.*Indirect arguments are read-only.*usage: GPUBufferUsage.INDIRECT/s,
     );
+  });
+
+  test('a uniform in a slab the dispatch writes: the advice fits a binding that can never be writable', () => {
+    const module = device.createShaderModule({
+      code: `@group(0) @binding(0) var<uniform> scale: vec4<f32>;
+      @group(0) @binding(1) var<storage, read_write> y: array<f32>;
+      @compute @workgroup_size(4) fn main(@builtin(global_invocation_id) id: vec3<u32>) { y[id.x] = scale.x; }`,
+    });
+    const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+    const arena = deviceArena(device, 4096, { checked: true, usage: GPUBufferUsage.UNIFORM, label: 'mixed' });
+    const scale = alloc(arena, 'float32', 4);
+    const y = alloc(arena, 'float32', 4);
+    let error: unknown;
+    try {
+      dispatch({ pipeline }, bindGroup(device, pipeline.getBindGroupLayout(0), [scale, y]));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UsageConflictError);
+    const message = (error as Error).message;
+    expect(message).toContain("group 0 binding 0 as 'uniform', bytes [0, 16) of device slab 'mixed'");
+    expect(message).toMatch(/uniform binding can never be writable.*slab of its own/s);
+    expect(message).not.toMatch(/as 'storage' \(var<storage, read_write>/);
   });
 
   test('a copy within one slab is refused', () => {

@@ -189,8 +189,14 @@ function mixedAdvice(readOnly: Range): string {
       'or keep read-only data such as weights in another slab.'
     );
   }
-  const what = readOnly.kind === 'uniform' ? 'A uniform binding' : 'Indirect dispatch arguments';
-  return `${what} can never be writable, so keep it in another slab (an arena of its own, made with the UNIFORM or INDIRECT usage) than the arrays this dispatch writes.`;
+  const [what, usage] =
+    readOnly.kind === 'uniform'
+      ? ['A uniform binding can never be writable', 'UNIFORM']
+      : ['Indirect arguments are read-only in the dispatch that uses them', 'INDIRECT'];
+  return (
+    `${what}, so keep that data in a slab of its own, apart from the arrays the dispatch writes: ` +
+    `deviceArena(device, bytes, { usage: GPUBufferUsage.${usage} }).`
+  );
 }
 
 function mixed(state: DeviceState, writable: Range, readOnly: Range): UsageConflictError {

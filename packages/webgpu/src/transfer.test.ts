@@ -58,11 +58,43 @@ describe('upload and download', () => {
     try {
       await download(x);
     } finally {
-      delete (device as { createBuffer?: unknown }).createBuffer;
+      device.createBuffer = wrapped; // Pol's own wrapper, which stays
     }
     expect(staging?.mapState).toBe('unmapped');
     // a destroyed buffer cannot be mapped again
     await expect(staging?.mapAsync(1)).rejects.toThrow();
+  });
+
+  test('upload from data over a SharedArrayBuffer arrives, whole words and a padded tail alike', async () => {
+    const shared = new Arena(new SharedArrayBuffer(4096));
+    const floats = alloc(shared, 'float32', [5]);
+    floats.data.set([1.5, -2, 3.25, 4, 5]);
+    const bytes = alloc(shared, 'uint8', [7]);
+    bytes.data.set([1, 2, 3, 4, 5, 6, 7]);
+    const x = alloc(arena, 'float32', [5]);
+    const b = alloc(arena, 'uint8', [7]);
+    const neighbour = alloc(arena, 'uint8', [4]);
+    upload(neighbour, Uint8Array.of(9, 9, 9, 9));
+    upload(x, floats);
+    upload(b, bytes.data);
+    expect(Array.from((await download(x)).data)).toEqual([1.5, -2, 3.25, 4, 5]);
+    expect(Array.from((await download(b)).data)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(Array.from((await download(neighbour)).data)).toEqual([9, 9, 9, 9]);
+  });
+
+  test('a large shared upload is staged in chunks and arrives whole', async () => {
+    const n = (3 << 20) / 4 + 3; // past the staging chunk, three times, and a little
+    const data = new Float32Array(new SharedArrayBuffer(n * 4));
+    for (let i = 0; i < n; i++) data[i] = i;
+    const big = deviceArena(device, 16 << 20);
+    const x = alloc(big, 'float32', [n]);
+    upload(x, data);
+    const back = (await download(x)).data;
+    expect(back.length).toBe(n);
+    expect(back[0]).toBe(0);
+    expect(back[(1 << 20) / 4]).toBe((1 << 20) / 4);
+    expect(back[n - 1]).toBe(n - 1);
+    big.slab.destroy();
   });
 
   test.each([
@@ -123,7 +155,7 @@ describe('upload and download', () => {
     try {
       pending = download(x);
     } finally {
-      delete (device as { createBuffer?: unknown }).createBuffer;
+      device.createBuffer = original; // Pol's own wrapper, which stays
     }
     await expect(pending).rejects.toBeInstanceOf(ReadbackError);
     // destroyed: using it in a copy is a validation error now
