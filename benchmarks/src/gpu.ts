@@ -208,8 +208,9 @@ const labels: Readonly<Record<string, string>> = {
 
 /** The GPU suite. */
 export async function gpuSteps(run: RunOptions): Promise<SuiteResult & { readonly adapter: string; readonly section: string }> {
-  // Two devices (an adapter makes one): the peers never meet Pol, whose first contact instruments a
-  // device's creation methods (createBindGroup among them) for capture and checked mode.
+  // Two devices (an adapter makes one): the peers never meet Pol, whose first contact instruments the
+  // device (its creation methods, createCommandEncoder, the queue's submit and writeBuffer) for the
+  // metadata, checked-mode and capture hooks.
   const found = await openAdapter();
   const plainDevice = await found.requestDevice({ label: 'peers' });
   const polDevice = await (await openAdapter()).requestDevice({ label: 'pol' });

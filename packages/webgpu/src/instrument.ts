@@ -1,4 +1,5 @@
-// biome-ignore-all lint/complexity/noArguments: the wrappers forward `arguments` as received, so each call keeps its arity and the steady path allocates no rest array.
+// biome-ignore-all lint/complexity/noArguments: each wrapper forwards `arguments` as received (and uses it for nothing else, which
+// keeps V8 from materializing it), so that every call keeps its arity and the steady path allocates nothing.
 /**
  * The instrumentation owner: the one place that wraps a GPUDevice's methods, once per device, and
  * dispatches each call to the hooks that are on:
@@ -140,10 +141,10 @@ function wrapDevice(state: DeviceState): void {
       device,
       name,
       (original) =>
-        function (this: unknown) {
-          state.recorder?.refuse('device', name, arguments);
+        function (this: unknown, descriptor: unknown) {
+          state.recorder?.refuse('device', name, [descriptor]);
           const result = original.apply(this, arguments as unknown as unknown[]);
-          if (after !== undefined) quietly(after, result, arguments[0]);
+          if (after !== undefined) quietly(after, result, descriptor);
           return result;
         },
     );
@@ -161,9 +162,8 @@ function wrapDevice(state: DeviceState): void {
     device,
     'createComputePipelineAsync',
     (original) =>
-      function (this: unknown) {
-        state.recorder?.refuse('device', 'createComputePipelineAsync', arguments);
-        const descriptor = arguments[0];
+      function (this: unknown, descriptor: unknown) {
+        state.recorder?.refuse('device', 'createComputePipelineAsync', [descriptor]);
         return Promise.resolve(original.apply(this, arguments as unknown as unknown[])).then((pipeline) => {
           quietly(recordPipeline, pipeline, descriptor);
           quietly(stableLayouts, pipeline, undefined);
@@ -177,8 +177,7 @@ function wrapDevice(state: DeviceState): void {
     device,
     'createBindGroup',
     (original) =>
-      function (this: unknown) {
-        const descriptor = arguments[0];
+      function (this: unknown, descriptor: unknown) {
         checkBindings(state, descriptor);
         const group = original.apply(this, arguments as unknown as unknown[]);
         quietly(recordBindGroup, group, descriptor);
@@ -204,11 +203,9 @@ function wrapQueue(state: DeviceState, queue: GPUQueue): void {
     queue,
     'submit',
     (original) =>
-      function (this: unknown) {
+      function (this: unknown, commandBuffers: unknown) {
         const recorder = state.recorder;
-        return recorder === undefined
-          ? original.apply(this, arguments as unknown as unknown[])
-          : recorder.submit(original, this, arguments);
+        return recorder === undefined ? original.apply(this, arguments as unknown as unknown[]) : recorder.submit(original, this, [commandBuffers]);
       },
   );
   for (const name of ['writeBuffer', 'writeTexture', 'copyExternalImageToTexture', 'onSubmittedWorkDone']) {
@@ -217,12 +214,15 @@ function wrapQueue(state: DeviceState, queue: GPUQueue): void {
       name,
       (original) =>
         function (this: unknown) {
-          state.recorder?.refuse('queue', name, arguments);
+          state.recorder?.refuse('queue', name, noArgs);
           return original.apply(this, arguments as unknown as unknown[]);
         },
     );
   }
 }
+
+// What a refusal that names no argument is handed.
+const noArgs: readonly unknown[] = Object.freeze([]);
 
 function encoderObservers(state: DeviceState): CommandObserver[] {
   const observers: CommandObserver[] = [];
@@ -291,7 +291,7 @@ function mapBuffer(state: DeviceState): Method {
   let map = mapFunctions.get(state);
   if (map === undefined) {
     map = function (this: unknown) {
-      state.recorder?.refuse('buffer', 'mapAsync', arguments);
+      state.recorder?.refuse('buffer', 'mapAsync', noArgs);
       const proto = Object.getPrototypeOf(this) as GPUBuffer;
       return (proto.mapAsync as unknown as Method).apply(this, arguments as unknown as unknown[]);
     };

@@ -70,7 +70,6 @@ export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D
   const buffer = array.buffer;
   const offset = array.offset;
   const queue = array.device.queue;
-  const source = new Uint8Array(typed.buffer, typed.byteOffset, bytes);
   // WebGPU writes whole 4-byte words; the padding bytes belong to the array's binding range. The
   // spec accepts shared sources, but Dawn's Node.js bindings refuse a SharedArrayBuffer (and crash
   // on a view of one): stage such data, and a padded tail, through a reused host buffer.
@@ -78,6 +77,7 @@ export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D
     queue.writeBuffer(buffer, offset, typed.buffer, typed.byteOffset, bytes);
     return;
   }
+  const source = new Uint8Array(typed.buffer, typed.byteOffset, bytes);
   for (let at = 0; at < bytes; at += STAGING_BYTES) {
     const chunk = Math.min(STAGING_BYTES, bytes - at);
     const words = Math.ceil(chunk / 4) * 4;
