@@ -19,7 +19,7 @@ import { CaptureFailedError } from './errors.js';
 import { type Graph, GraphImpl } from './graph.js';
 import { stateOf } from './instrument.js';
 import { pinsOf, touched } from './pins.js';
-import { Recorder, refusal } from './recorder.js';
+import { Recorder, refuseWhileRecording } from './recorder.js';
 
 /**
  * Options of {@link capture}.
@@ -158,15 +158,11 @@ export function capture(device: GPUDevice, step: () => void, options?: CaptureOp
   }
   const { arenas, label } = readCaptureOptions(device, options);
   const state = stateOf(device);
-  const recording = state.recorder;
-  if (recording !== undefined) {
-    throw refusal(
-      state,
-      recording.label,
-      `capture('${label}')`,
-      'Captures do not nest on one device: to compose graphs, call graph.replay() inside the step (its commands are recorded).',
-    );
-  }
+  refuseWhileRecording(
+    state,
+    `capture('${label}')`,
+    'Captures do not nest on one device: to compose graphs, call graph.replay() inside the step (its commands are recorded).',
+  );
   assertAlive(state, `capture '${label}'`);
   const recorder = new Recorder(state, label);
   device.pushErrorScope('out-of-memory');

@@ -14,7 +14,7 @@ import { errorText, GpuAllocationError } from './errors.js';
 import { ALL_USAGES, Usage } from './flags.js';
 import { stateOf } from './instrument.js';
 import { checkAlignment, checkBufferSize, defaultAlignment } from './limits.js';
-import { refusal } from './recorder.js';
+import { refuseWhileRecording } from './recorder.js';
 import { type DeviceSlab, SlabImpl, slabUsage } from './slab.js';
 import { registerStorage } from './storage.js';
 
@@ -121,15 +121,11 @@ export function deviceSlab(device: GPUDevice, byteLength: number, options?: Devi
 function makeSlab(device: GPUDevice, byteLength: number, usage: number, label: string): SlabImpl {
   const state = stateOf(device);
   assertAlive(state, `make a device slab of ${byteLength} bytes`);
-  const recorder = state.recorder;
-  if (recorder !== undefined) {
-    throw refusal(
-      state,
-      recorder.label,
-      `deviceSlab(device, ${byteLength})`,
-      "A buffer made now would belong to this one eager run: make device slabs before capture(), sized from a warm-up arena's watermark.",
-    );
-  }
+  refuseWhileRecording(
+    state,
+    `deviceSlab(device, ${byteLength})`,
+    "A buffer made now would belong to this one eager run: make device slabs before capture(), sized from a warm-up arena's watermark.",
+  );
   const size = Math.ceil(byteLength / 4) * 4;
   checkBufferSize(device, size, `A device slab of ${byteLength} bytes`);
   registerStorage();

@@ -9,7 +9,7 @@ import type { BufferOwner, ReleaseListener } from './buffers.js';
 import { type DeviceState, deviceName, type LossListener } from './device.js';
 import { DeviceLostError, GraphInvalidError } from './errors.js';
 import type { GraphStats, Pin } from './pins.js';
-import type { EncoderOp, PassOp } from './recorder.js';
+import type { DebugOp, EncoderOp, PassOp } from './recorder.js';
 
 /**
  * A captured step: its recorded commands, replayable with one encoder and one submit.
@@ -167,15 +167,8 @@ export class GraphImpl implements Graph, ReleaseListener, LossListener {
         case 'clear':
           encoder.clearBuffer(op.buffer, op.offset, op.size);
           break;
-        case 'push':
-          encoder.pushDebugGroup(op.label);
-          break;
-        case 'pop':
-          encoder.popDebugGroup();
-          break;
-        case 'marker':
-          encoder.insertDebugMarker(op.label);
-          break;
+        default:
+          replayDebugOp(encoder, op);
       }
     }
     const list = this.#submitList;
@@ -234,14 +227,13 @@ function replayPassOp(pass: GPUComputePassEncoder, op: PassOp): void {
     case 'indirect':
       pass.dispatchWorkgroupsIndirect(op.buffer, op.offset);
       break;
-    case 'push':
-      pass.pushDebugGroup(op.label);
-      break;
-    case 'pop':
-      pass.popDebugGroup();
-      break;
-    case 'marker':
-      pass.insertDebugMarker(op.label);
-      break;
+    default:
+      replayDebugOp(pass, op);
   }
+}
+
+function replayDebugOp(target: GPUDebugCommandsMixin, op: DebugOp): void {
+  if (op.k === 'push') target.pushDebugGroup(op.label);
+  else if (op.k === 'pop') target.popDebugGroup();
+  else target.insertDebugMarker(op.label);
 }

@@ -7,6 +7,7 @@ import {
   capture,
   deviceArena,
   download,
+  type GpuArray,
   GraphInvalidError,
   instrument,
   UsageConflictError,
@@ -69,6 +70,22 @@ function step(on: GPUDevice, pipeline: GPUComputePipeline, arrays: readonly GPUB
   on.queue.submit([encoder.finish()]);
 }
 
+/** Two arrays of 64 floats from one new arena on `on`. */
+function pair(on: GPUDevice, checked = false): [GpuArray<'float32'>, GpuArray<'float32'>] {
+  const arena = deviceArena(on, 4096, { checked });
+  return [alloc(arena, 'float32', [64]), alloc(arena, 'float32', [64])];
+}
+
+/** Run `f` on a device of its own, destroyed afterwards. */
+async function onFreshDevice(label: string, f: (on: GPUDevice) => Promise<void> | void): Promise<void> {
+  const fresh = await requestDevice(label);
+  try {
+    await f(fresh);
+  } finally {
+    fresh.destroy();
+  }
+}
+
 async function validationError(on: GPUDevice, f: () => void): Promise<string | null> {
   on.pushErrorScope('validation');
   f();
@@ -116,14 +133,11 @@ describe('one instrumentation owner per device', () => {
   });
 
   test("the reported bug: a checked arena's first carve inside a capture keeps the usage checks on for good", async () => {
-    const fresh = await requestDevice('first-carve-inside');
-    try {
-      const plain = deviceArena(fresh, 4096);
+    await onFreshDevice('first-carve-inside', async (fresh) => {
+      const [x, y] = pair(fresh);
       const conflicting = compile(fresh, 'read');
       const fine = compile(fresh, 'read_write');
       const checked = deviceArena(fresh, 4096, { checked: true }); // no carve yet: checks are off
-      const x = alloc(plain, 'float32', [64]);
-      const y = alloc(plain, 'float32', [64]);
       const graph = await capture(fresh, () => {
         const scratch = alloc(checked, 'float32', [64]); // the first checked carve on this device
         step(fresh, fine, [x, scratch], 1);
@@ -138,9 +152,7 @@ describe('one instrumentation owner per device', () => {
       ).toThrow(UsageConflictError);
       const graph2 = await capture(fresh, () => step(fresh, fine, [x, y], 1));
       graph2.replay();
-    } finally {
-      fresh.destroy();
-    }
+    });
   });
 });
 
@@ -148,13 +160,11 @@ describe('third-party WGSL: instrument first, or compile first', () => {
   const dispatches = 29;
 
   test('instrument(device) before compiling: a steady step creates no bind group, and checked mode sees every conflict', async () => {
-    const fresh = instrument(await requestDevice('instrument-first'));
-    try {
+    await onFreshDevice('instrument-first', (fresh) => {
+      instrument(fresh);
       const conflicting = compile(fresh, 'read'); // third-party code compiles before any arena exists
       const pipeline = compile(fresh, 'read_write');
-      const arena = deviceArena(fresh, 4096);
-      const x = alloc(arena, 'float32', [64]);
-      const y = alloc(arena, 'float32', [64]);
+      const [x, y] = pair(fresh);
       step(fresh, pipeline, [x, y], dispatches);
       const calls = countCalls(fresh, ['createBindGroup']);
       try {
@@ -163,22 +173,14 @@ describe('third-party WGSL: instrument first, or compile first', () => {
       } finally {
         calls.restore();
       }
-      const checked = deviceArena(fresh, 4096, { checked: true });
-      const cx = alloc(checked, 'float32', [64]);
-      const cy = alloc(checked, 'float32', [64]);
-      expect(() => step(fresh, conflicting, [cx, cy], 1)).toThrow(/group 0 binding 0 as 'read-only-storage'/);
-    } finally {
-      fresh.destroy();
-    }
+      expect(() => step(fresh, conflicting, pair(fresh, true), 1)).toThrow(/group 0 binding 0 as 'read-only-storage'/);
+    });
   });
 
   test('compiled before Pol met the device: as the README says, a layout asked for at every dispatch misses the cache; a held one hits', async () => {
-    const fresh = await requestDevice('compile-first');
-    try {
+    await onFreshDevice('compile-first', (fresh) => {
       const pipeline = compile(fresh, 'read_write');
-      const arena = deviceArena(fresh, 4096);
-      const x = alloc(arena, 'float32', [64]);
-      const y = alloc(arena, 'float32', [64]);
+      const [x, y] = pair(fresh);
       step(fresh, pipeline, [x, y], dispatches);
       const calls = countCalls(fresh, ['createBindGroup']);
       try {
@@ -191,22 +193,15 @@ describe('third-party WGSL: instrument first, or compile first', () => {
       } finally {
         calls.restore();
       }
-    } finally {
-      fresh.destroy();
-    }
+    });
   });
 
   test('compiled before Pol met the device: checked mode cannot read that pipeline, and WebGPU reports the conflict itself', async () => {
-    const fresh = await requestDevice('compile-first-checked');
-    try {
+    await onFreshDevice('compile-first-checked', async (fresh) => {
       const conflicting = compile(fresh, 'read');
-      const checked = deviceArena(fresh, 4096, { checked: true });
-      const x = alloc(checked, 'float32', [64]);
-      const y = alloc(checked, 'float32', [64]);
-      expect(await validationError(fresh, () => step(fresh, conflicting, [x, y], 1))).toMatch(/synchronization scope/);
-    } finally {
-      fresh.destroy();
-    }
+      const xy = pair(fresh, true);
+      expect(await validationError(fresh, () => step(fresh, conflicting, xy, 1))).toMatch(/synchronization scope/);
+    });
   });
 });
 
@@ -305,8 +300,7 @@ describe('buffers of your own inside a captured step', () => {
   });
 
   test('a buffer made before Pol met the device cannot be watched: the capture fails, saying to instrument first', async () => {
-    const fresh = await requestDevice('made-before');
-    try {
+    await onFreshDevice('made-before', async (fresh) => {
       const early = fresh.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, label: 'early' });
       const y = alloc(deviceArena(fresh, 4096), 'float32', [4]);
       const arena = y; // keep the arena's array alive for the capture
@@ -332,9 +326,7 @@ describe('buffers of your own inside a captured step', () => {
         fresh.queue.submit([encoder.finish()]);
       });
       expect(graph.valid).toBe(true);
-    } finally {
-      fresh.destroy();
-    }
+    });
   });
 
   test("a slab's buffer destroyed directly is a destroyed slab: graphs invalid, carves and uploads refused", async () => {

@@ -205,7 +205,9 @@ function wrapQueue(state: DeviceState, queue: GPUQueue): void {
     (original) =>
       function (this: unknown, commandBuffers: unknown) {
         const recorder = state.recorder;
-        return recorder === undefined ? original.apply(this, arguments as unknown as unknown[]) : recorder.submit(original, this, [commandBuffers]);
+        return recorder === undefined
+          ? original.apply(this, arguments as unknown as unknown[])
+          : recorder.submit(original, this, [commandBuffers]);
       },
   );
   for (const name of ['writeBuffer', 'writeTexture', 'copyExternalImageToTexture', 'onSubmittedWorkDone']) {

@@ -230,3 +230,9 @@ export function refusal(state: DeviceState, label: string, attempted: string, ad
     `${attempted} was refused: ${deviceName(state.device)} is recording capture '${label}'. ${advice}`,
   );
 }
+
+/** Throw the refusal of `attempted` if `state`'s device is recording a capture; do nothing otherwise. */
+export function refuseWhileRecording(state: DeviceState, attempted: string, advice: string): void {
+  const recorder = state.recorder;
+  if (recorder !== undefined) throw refusal(state, recorder.label, attempted, advice);
+}

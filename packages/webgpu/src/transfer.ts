@@ -22,7 +22,7 @@ import { arrayState, assertGpuArray, assertLive, type GpuArray } from './array.j
 import { assertAlive, type DeviceState, deviceName } from './device.js';
 import { errorText, GpuAllocationError, ReadbackError } from './errors.js';
 import { MAP_MODE_READ, Usage } from './flags.js';
-import { refusal } from './recorder.js';
+import { refuseWhileRecording } from './recorder.js';
 
 /**
  * Write `data` into the GPU array `array` (queue.writeBuffer): a TypedArray of the array's dtype,
@@ -55,15 +55,11 @@ export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D
   const typed = typedDataOf(data, array);
   const state = arrayState(array);
   assertAlive(state, `upload into ${String(array)}`);
-  const recorder = state.recorder;
-  if (recorder !== undefined) {
-    throw refusal(
-      state,
-      recorder.label,
-      `upload into ${String(array)}`,
-      'A graph does not replay host writes, and they are how each replay gets its inputs: upload before capture() and before each replay().',
-    );
-  }
+  refuseWhileRecording(
+    state,
+    `upload into ${String(array)}`,
+    'A graph does not replay host writes, and they are how each replay gets its inputs: upload before capture() and before each replay().',
+  );
   assertLive(array, `upload into ${String(array)}`);
   const bytes = array.byteLength;
   if (bytes === 0) return;
@@ -154,15 +150,11 @@ export function download<D extends DType>(array: GpuArray<D>): Promise<HostArray
   assertGpuArray(array, 'download(array)');
   const state = arrayState(array);
   assertAlive(state, `download ${String(array)}`);
-  const recorder = state.recorder;
-  if (recorder !== undefined) {
-    throw refusal(
-      state,
-      recorder.label,
-      `download of ${String(array)}`,
-      'A readback waits for the GPU, and a graph neither records nor performs waits: read after capture() resolves, or after replay().',
-    );
-  }
+  refuseWhileRecording(
+    state,
+    `download of ${String(array)}`,
+    'A readback waits for the GPU, and a graph neither records nor performs waits: read after capture() resolves, or after replay().',
+  );
   assertLive(array, `download ${String(array)}`);
   const device = array.device;
   const size = array.size;
