@@ -51,8 +51,12 @@ describe('quick mode', () => {
     for (const id of ['core.direct', 'core.alloc-n', 'core.alloc-dims', 'core.alloc-undef', 'core.alloc-ambient'])
       expect(ids).toContain(id);
     for (const id of ['core.await-none', 'core.await-sync', 'core.await-async']) expect(ids).toContain(id);
+    for (const name of ['buffer-per-step', 'pool', 'prebuilt', 'prebuilt-x4', 'eager', 'by-hand', 'replay'])
+      expect(ids).toContain(`gpu-mlp.${name}`);
+    for (const name of ['buffer-per-step', 'pool', 'prebuilt', 'prebuilt-batched', 'eager', 'replay'])
+      expect(ids).toContain(`gpu-uniform.${name}`);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(results.sections.length).toBe(8);
+    expect(results.sections.length).toBe(10);
     for (const m of results.measurements) expect(results.sections).toContain(m.section);
   });
 
@@ -66,12 +70,13 @@ describe('quick mode', () => {
       expect(m.bytesPerOp, where).toBeGreaterThanOrEqual(0);
       expect(m.ops, where).toBeGreaterThan(0);
       if (m.gcs !== undefined) expect(Number.isFinite(m.gcs), where).toBe(true);
+      if (m.section.startsWith('WebGPU')) expect(Number.isFinite(m.gpuObjects), where).toBe(true);
     }
   });
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(18);
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(19);
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
       expect(Number.isFinite(c.ratio)).toBe(true);

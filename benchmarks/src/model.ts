@@ -30,6 +30,8 @@ export interface Measurement {
   readonly gcs?: number;
   /** How many operations `gcs` counts over. */
   readonly gcSteps?: number;
+  /** GPU buffers and bind groups created per operation, counted on the device over the timed steps (GPU steps). */
+  readonly gpuObjects?: number;
   /** How many operations the time is averaged over. */
   readonly ops: number;
 }
@@ -42,10 +44,19 @@ export interface Measurement {
  * - `overhead-at-most`: subject time − peer time ≤ ns;
  * - `fewer-gcs-at-least`: 1 − subject GCs ÷ peer GCs ≥ fraction.
  *
- * `zeroBytes` adds: the subject allocates less than one byte per operation (no object at all).
+ * `zeroBytes` adds: the subject allocates less than one byte per operation (no object at all);
+ * `noExtraBytes`: it allocates less than one byte per operation more than its peer (for GPU steps,
+ * whose peer is the floor: WebGPU's own encoder, pass and command buffer objects are all it
+ * allocates); `zeroGpuObjects`: it creates no GPU buffer or bind group.
  */
 export type Target =
-  | { readonly kind: 'ratio-at-most'; readonly value: number; readonly zeroBytes?: boolean }
+  | {
+      readonly kind: 'ratio-at-most';
+      readonly value: number;
+      readonly zeroBytes?: boolean;
+      readonly noExtraBytes?: boolean;
+      readonly zeroGpuObjects?: boolean;
+    }
   | { readonly kind: 'faster-at-least'; readonly value: number; readonly zeroBytes?: boolean }
   | { readonly kind: 'overhead-at-most'; readonly ns: number; readonly zeroBytes?: boolean }
   | { readonly kind: 'fewer-gcs-at-least'; readonly fraction: number };
@@ -135,7 +146,12 @@ export function allocatesNothing(m: Measurement): boolean {
 function judge(subject: Measurement, peer: Measurement, target: Target): boolean {
   switch (target.kind) {
     case 'ratio-at-most':
-      return subject.timeNs / peer.timeNs <= target.value && (target.zeroBytes !== true || allocatesNothing(subject));
+      return (
+        subject.timeNs / peer.timeNs <= target.value &&
+        (target.zeroBytes !== true || allocatesNothing(subject)) &&
+        (target.noExtraBytes !== true || subject.bytesPerOp - peer.bytesPerOp < 1) &&
+        (target.zeroGpuObjects !== true || subject.gpuObjects === 0)
+      );
     case 'faster-at-least':
       return peer.timeNs / subject.timeNs >= target.value && (target.zeroBytes !== true || allocatesNothing(subject));
     case 'overhead-at-most':

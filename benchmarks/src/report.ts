@@ -43,8 +43,11 @@ export function targetText(t: Target | undefined): string {
   if (t === undefined) return '—';
   const zero = 'zeroBytes' in t && t.zeroBytes === true ? ', 0 B' : '';
   switch (t.kind) {
-    case 'ratio-at-most':
-      return `≤ ${t.value}× the time${zero}`;
+    case 'ratio-at-most': {
+      const extra = t.noExtraBytes === true ? ', no byte beyond its peer’s' : '';
+      const objects = t.zeroGpuObjects === true ? ', 0 new GPU objects' : '';
+      return `≤ ${t.value}× the time${zero}${extra}${objects}`;
+    }
     case 'faster-at-least':
       return `≥ ${t.value}× faster${zero}`;
     case 'overhead-at-most':
@@ -79,12 +82,12 @@ export function targetsTable(results: Results): string {
   return lines.join('\n');
 }
 
-/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU`. */
+/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU, 8 dispatches`. */
 export function shortSection(section: string): string {
   if (section.startsWith('Host allocation')) return section.replace('Host allocation, ', '');
   if (section.startsWith('Verbs')) return 'softmax, n = 1,024';
   if (section.startsWith('Training')) return 'MLP training step';
-  if (section.startsWith('WebGPU')) return 'WebGPU step';
+  if (section.startsWith('WebGPU')) return `WebGPU, ${section.split(':')[1]?.split(',')[0]?.trim() ?? 'step'}`;
   return section;
 }
 
@@ -96,10 +99,11 @@ export function sectionTables(results: Results): string {
     if (rows.length === 0) continue;
     const unit = unitNames[rows[0]?.unit ?? 'call'];
     const gcs = rows.some((m) => m.gcs !== undefined);
+    const objects = rows.some((m) => m.gpuObjects !== undefined);
     out.push(`### ${section}`, '');
     out.push(
-      `| what | time / ${unit} | bytes / ${unit} |${gcs ? ' GCs |' : ''} vs peer | target | result |`,
-      `| --- | ---: | ---: |${gcs ? ' ---: |' : ''} --- | --- | --- |`,
+      `| what | time / ${unit} | bytes / ${unit} |${gcs ? ' GCs |' : ''}${objects ? ` new GPU objects / ${unit} |` : ''} vs peer | target | result |`,
+      `| --- | ---: | ---: |${gcs ? ' ---: |' : ''}${objects ? ' ---: |' : ''} --- | --- | --- |`,
     );
     for (const m of rows) {
       const cs = results.comparisons.filter((c) => c.subject === m.id);
@@ -108,13 +112,19 @@ export function sectionTables(results: Results): string {
       const met = cs.map((c) => resultText(c) || '—').join('<br>');
       const name = m.pol ? `**${m.label}**` : m.label;
       const gcCell = gcs ? ` ${m.gcs === undefined ? '' : `${m.gcs} / ${(m.gcSteps ?? 0).toLocaleString('en-US')}`} |` : '';
+      const objectCell = objects ? ` ${m.gpuObjects === undefined ? '' : formatCount(m.gpuObjects)} |` : '';
       out.push(
-        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${gcCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
+        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${gcCell}${objectCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
       );
     }
     out.push('');
   }
   return out.join('\n');
+}
+
+/** GPU objects per step: `0`, `0.01`, `24`. */
+function formatCount(n: number): string {
+  return n === 0 || n >= 10 ? String(Math.round(n)) : n.toFixed(n < 0.1 ? 3 : 2);
 }
 
 /** An id without its size suffix: `host.arena-steady.1024` → `host.arena-steady`. */
@@ -183,6 +193,21 @@ export function summaryLines(results: Results): string[] {
             (v) => formatBytes(v),
           )} per ${unitNames[s.unit]}`
         : '';
+    const t = first.target;
+    const extra =
+      t?.kind === 'ratio-at-most' && t.noExtraBytes === true
+        ? `, ${range(
+            list.map((c) => find(results, c.subject).bytesPerOp - find(results, c.peer).bytesPerOp),
+            (v) => `${v < 0 ? '−' : '+'}${formatBytes(Math.abs(v))}`,
+          )} per ${unitNames[s.unit]} over its peer`
+        : '';
+    const objects =
+      t?.kind === 'ratio-at-most' && t.zeroGpuObjects === true
+        ? `, ${range(
+            list.map((c) => find(results, c.subject).gpuObjects ?? Number.NaN),
+            formatCount,
+          )} new GPU objects per ${unitNames[s.unit]}`
+        : '';
     const sizes = list.map((c) => sizeOf(c.subject)).filter((x) => x !== undefined);
     const met = list.filter((c) => c.met === true);
     let verdict: string;
@@ -190,7 +215,9 @@ export function summaryLines(results: Results): string[] {
     else if (met.length === 0) verdict = '**missed**';
     else verdict = `met at n = ${met.map((c) => sizeOf(c.subject)).join(', ')}; **missed** at the other sizes`;
     const where = sizes.length > 0 ? ` (n = ${sizes.join(', ')})` : '';
-    out.push(`${s.label} vs ${peerName}${where}: ${figure}${zero}; target ${targetText(first.target)}: ${verdict}.`);
+    out.push(
+      `${s.label} vs ${peerName}${where}: ${figure}${zero}${extra}${objects}; target ${targetText(first.target)}: ${verdict}.`,
+    );
   }
   return out;
 }

@@ -1,12 +1,13 @@
 import { coreAllocSection, coreAwaitSection, coreCosts } from './core.js';
 import { environment } from './env.js';
 import { gpuSteps } from './gpu.js';
+import { gpuStepSuites } from './gpu-steps.js';
 import { hostAllocation, hostSection, hostSizes } from './host.js';
 import type { Comparison, Measurement, Results, RunOptions } from './model.js';
 import { softmaxSection, trainingSection, verbsAndTraining } from './verbs.js';
 
 /** The suites, by the name `--only` takes. */
-export const suiteNames = ['host', 'verbs', 'gpu', 'core'] as const;
+export const suiteNames = ['host', 'verbs', 'gpu', 'gpu-steps', 'core'] as const;
 export type SuiteName = (typeof suiteNames)[number];
 
 /** Run the suites (all by default), in this process, and gather the results. */
@@ -34,6 +35,13 @@ export async function runBenchmarks(run: RunOptions, only: readonly SuiteName[] 
     comparisons.push(...r.comparisons);
     sections.push(r.section);
     gpu = r.adapter;
+  }
+  if (only.includes('gpu-steps')) {
+    const r = await gpuStepSuites(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(...r.sections);
+    gpu ??= r.adapter;
   }
   if (only.includes('core')) {
     const r = await coreCosts(run);

@@ -1,0 +1,95 @@
+/**
+ * A step plan (`StepPlan`) run on Pol, as a user of Pol writes a step: the model's arrays carved
+ * once from a device arena, the per-step inputs (uniforms) once from a uniform arena, the step's
+ * own arrays carved per step in a frame (`scratchspace`), every bind group from Pol's cache
+ * (`bindGroup`), inputs written with `upload`. The same plan runs on the peers (`gpu-plan.ts`).
+ */
+import type { Arena } from '@pol/arena';
+import { alloc, scratchspace } from '@pol/core';
+import { bindGroup, deviceArena, type GpuArray, upload } from '@pol/webgpu';
+import type { PlainKernel, PlannedDispatch, Slot, StepPlan } from './gpu-plan.js';
+
+const UNIFORM = 0x40;
+
+/** The plan on Pol: model arrays and uniforms carved once, the step's arrays per step in a frame. */
+export interface PolPlanStep {
+  readonly arena: Arena<'gpu'>;
+  readonly uniforms: Arena<'gpu'>;
+  /** The arrays of the model and input slots, by slot (undefined for step slots). */
+  readonly arrays: readonly (GpuArray<'float32'> | undefined)[];
+  /** Upload every input slot's host data, one `upload` each. */
+  readonly writeInputs: () => void;
+  /** One eager step: carve the step's arrays in a frame, bind through the cache, encode, submit. */
+  readonly step: () => void;
+}
+
+/** Run `plan` on Pol, on arenas of `device`, with the kernels compiled there. */
+export function polPlanStep(
+  device: GPUDevice,
+  kernels: ReadonlyMap<string, PlainKernel>,
+  plan: StepPlan,
+  inputs: ReadonlyMap<number, Float32Array>,
+  label: string,
+): PolPlanStep {
+  let stepBytes = 0;
+  let inputBytes = 0;
+  let modelBytes = 0;
+  const { minStorageBufferOffsetAlignment, minUniformBufferOffsetAlignment } = device.limits;
+  const alignment = Math.max(256, minStorageBufferOffsetAlignment, minUniformBufferOffsetAlignment);
+  const align = (n: number) => Math.ceil(n / alignment) * alignment;
+  for (const slot of plan.slots) {
+    if (slot.life === 'step') stepBytes += align(slot.size);
+    else if (slot.life === 'input') inputBytes += align(slot.size);
+    else modelBytes += align(slot.size);
+  }
+  const arena = deviceArena(device, modelBytes + stepBytes, { label });
+  const uniforms = deviceArena(device, Math.max(256, inputBytes), { label: `${label} uniforms`, usage: UNIFORM });
+  const arrays: (GpuArray<'float32'> | undefined)[] = plan.slots.map((slot) => {
+    if (slot.life === 'step') return undefined;
+    const a = alloc(slot.life === 'input' ? uniforms : arena, 'float32', slot.size / 4);
+    if (slot.initial !== undefined) upload(a, new Float32Array(slot.initial.buffer, slot.initial.byteOffset, slot.size / 4));
+    return a;
+  });
+  const resolved = plan.dispatches.map((d) => {
+    const k = kernels.get(d.kernel);
+    if (k === undefined) throw new Error(`no kernel '${d.kernel}'`);
+    return k;
+  });
+  const bindings = plan.dispatches.map((d) => new Array<GpuArray<'float32'>>(d.slots.length));
+  const current = [...arrays];
+  const stepSlots = plan.slots.map((s, i) => (s.life === 'step' ? i : -1)).filter((i) => i >= 0);
+  const inputSlots = plan.slots.map((s, i) => (s.life === 'input' ? i : -1)).filter((i) => i >= 0);
+  const inputData = inputSlots.map((i) => inputs.get(i) as Float32Array);
+  const list: GPUCommandBuffer[] = [];
+  const step = () => {
+    scratchspace(arena, (frame) => {
+      for (let k = 0; k < stepSlots.length; k++) {
+        const i = stepSlots[k] as number;
+        current[i] = alloc(frame, 'float32', (plan.slots[i] as Slot).size / 4);
+      }
+      const encoder = device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      let pipeline: GPUComputePipeline | undefined;
+      for (let d = 0; d < plan.dispatches.length; d++) {
+        const kernel = resolved[d] as PlainKernel;
+        const slots = (plan.dispatches[d] as PlannedDispatch).slots;
+        const b = bindings[d] as GpuArray<'float32'>[];
+        for (let j = 0; j < slots.length; j++) b[j] = current[slots[j] as number] as GpuArray<'float32'>;
+        if (kernel.pipeline !== pipeline) {
+          pass.setPipeline(kernel.pipeline);
+          pipeline = kernel.pipeline;
+        }
+        pass.setBindGroup(0, bindGroup(device, kernel.layout, b));
+        pass.dispatchWorkgroups((plan.dispatches[d] as PlannedDispatch).workgroups);
+      }
+      pass.end();
+      list[0] = encoder.finish();
+      device.queue.submit(list);
+    });
+  };
+  const writeInputs = () => {
+    for (let k = 0; k < inputSlots.length; k++)
+      upload(arrays[inputSlots[k] as number] as GpuArray<'float32'>, inputData[k] as Float32Array);
+  };
+  return { arena, uniforms, arrays, writeInputs, step };
+}

@@ -1,0 +1,95 @@
+/**
+ * Timing GPU steps: the CPU-side time of the synchronous step calls (JavaScript, Dawn's validation
+ * and recording, the driver's work on the calling thread), in rounds of a fixed number of calls per
+ * variant, variants interleaved, each round's submitted work drained outside the timing so that
+ * queues stay short. A variant's figure is the median round. Alongside: bytes allocated per step
+ * (`bytesPerOp`) and the buffers and bind groups created per step, counted on the device over the
+ * timed rounds.
+ */
+import type { GpuObjectCounter } from './gpu-count.js';
+import { bytesPerOp, median } from './measure.js';
+import type { Measurement, RunOptions } from './model.js';
+import { formatBytes, formatNs } from './op.js';
+
+/** One way of running a step. */
+export interface GpuVariant {
+  /** Measurement id, such as `gpu-mlp.replay`. */
+  readonly id: string;
+  readonly label: string;
+  readonly pol: boolean;
+  /** The device it submits to (drained between rounds). */
+  readonly device: GPUDevice;
+  /** Counts the GPU objects the device creates. */
+  readonly counter: GpuObjectCounter;
+  /** One call: `steps` steps (default 1). */
+  readonly run: () => void;
+  /** Steps one call of `run` performs (several steps per submit). Default 1. */
+  readonly steps?: number;
+}
+
+/** How many calls per round, rounds and warm-up rounds. */
+export interface GpuTimingOptions {
+  readonly batch?: number;
+  readonly rounds?: number;
+  readonly warmRounds?: number;
+}
+
+/** Time, bytes and GPU objects of each variant, per step, measured in one run. */
+export async function measureGpuSteps(
+  section: string,
+  variants: readonly GpuVariant[],
+  run: RunOptions,
+  options: GpuTimingOptions = {},
+): Promise<Measurement[]> {
+  const batch = options.batch ?? 16;
+  const rounds = run.quick ? 2 : (options.rounds ?? 200);
+  const warmRounds = run.quick ? 1 : (options.warmRounds ?? 10);
+  const perRound: number[][] = variants.map(() => []);
+  const objects: number[] = variants.map(() => 0);
+  for (let r = 0; r < warmRounds + rounds; r++) {
+    for (let v = 0; v < variants.length; v++) {
+      const { run: step, device, counter } = variants[v] as GpuVariant;
+      const made = counter.total;
+      const t0 = performance.now();
+      for (let i = 0; i < batch; i++) step();
+      const t1 = performance.now();
+      const created = counter.total - made;
+      await device.queue.onSubmittedWorkDone();
+      if (r >= warmRounds) {
+        perRound[v]?.push(((t1 - t0) * 1e6) / batch);
+        objects[v] = (objects[v] ?? 0) + created;
+      }
+    }
+  }
+  const out: Measurement[] = [];
+  for (let v = 0; v < variants.length; v++) {
+    const variant = variants[v] as GpuVariant;
+    const steps = variant.steps ?? 1;
+    const bytes = await bytesPerOp(variant.run, {
+      ops: run.quick ? 8 : 16,
+      maxOps: run.quick ? 8 : 64,
+      repeats: run.quick ? 1 : 3,
+      between: () => variant.device.queue.onSubmittedWorkDone(),
+    });
+    const times = (perRound[v] ?? []).map((ns) => ns / steps);
+    const m: Measurement = {
+      id: variant.id,
+      section,
+      label: variant.label,
+      pol: variant.pol,
+      unit: 'step',
+      timeNs: median(times),
+      p50Ns: median(times),
+      meanNs: times.reduce((a, b) => a + b, 0) / times.length,
+      bytesPerOp: bytes / steps,
+      gpuObjects: (objects[v] ?? 0) / (times.length * batch * steps),
+      ops: times.length * batch * steps,
+    };
+    run.log(
+      `  ${m.label.padEnd(72)} ${formatNs(m.timeNs).padStart(9)}/step  ${formatBytes(m.bytesPerOp).padStart(8)}  ` +
+        `${(m.gpuObjects ?? 0).toFixed(1)} new GPU objects/step`,
+    );
+    out.push(m);
+  }
+  return out;
+}
