@@ -58,6 +58,8 @@ export function polPlanStep(
   const bindings = plan.dispatches.map((d) => new Array<GpuArray<'float32'>>(d.slots.length));
   const current = [...arrays];
   const stepSlots = plan.slots.map((s, i) => (s.life === 'step' ? i : -1)).filter((i) => i >= 0);
+  // Each step array's dims, made once: the same dims array every step is what keeps a carve free of garbage.
+  const stepDims = stepSlots.map((i) => Object.freeze([(plan.slots[i] as Slot).size / 4]));
   const inputSlots = plan.slots.map((s, i) => (s.life === 'input' ? i : -1)).filter((i) => i >= 0);
   const inputData = inputSlots.map((i) => inputs.get(i) as Float32Array);
   const list: GPUCommandBuffer[] = [];
@@ -65,7 +67,7 @@ export function polPlanStep(
     scratchspace(arena, (frame) => {
       for (let k = 0; k < stepSlots.length; k++) {
         const i = stepSlots[k] as number;
-        current[i] = alloc(frame, 'float32', (plan.slots[i] as Slot).size / 4);
+        current[i] = alloc(frame, 'float32', stepDims[k] as readonly number[]);
       }
       const encoder = device.createCommandEncoder();
       const pass = encoder.beginComputePass();
