@@ -155,51 +155,18 @@ function freshGroup(
 }
 
 /**
- * A new GPUBuffer for every step and input array and a new bind group per dispatch, every step;
- * inputs written with one `writeBuffer` each; the step's buffers destroyed after the submit.
+ * A peer that gets every step and input array's buffer anew each step, from `acquire`, and hands
+ * it to `release` after the submit; bind groups are created per dispatch, every step; inputs are
+ * written one `writeBuffer` each.
  */
-export function bufferPerStep(s: PlainStep): PeerStep {
+function perStep(
+  s: PlainStep,
+  acquire: (size: number, usage: number) => GPUBuffer,
+  release: (buffer: GPUBuffer) => void,
+): PeerStep {
   const { device, plan } = s;
   const kernels = kernelsOf(s);
   const buffers = modelBuffers(s);
-  const list: GPUCommandBuffer[] = [];
-  const group = (d: number) => {
-    const dispatch = plan.dispatches[d] as PlannedDispatch;
-    return freshGroup(device, (kernels[d] as PlainKernel).layout, dispatch.slots, buffers);
-  };
-  const model = [...buffers];
-  const run = () => {
-    for (let i = 0; i < plan.slots.length; i++) {
-      const slot = plan.slots[i] as Slot;
-      if (slot.life === 'model') continue;
-      const buffer = device.createBuffer({ size: slot.size, usage: usageOf(slot) });
-      if (slot.life === 'input') device.queue.writeBuffer(buffer, 0, inputOf(s, i));
-      buffers[i] = buffer;
-    }
-    encode(device, kernels, plan, group, list, 1);
-    for (let i = 0; i < plan.slots.length; i++) if ((plan.slots[i] as Slot).life !== 'model') buffers[i]?.destroy();
-  };
-  return { run, model };
-}
-
-/**
- * A buffer pool keyed by size and usage, as TensorFlow.js's WebGPU backend keeps one: a step's
- * buffers are taken from the free list of their key (or created) and given back after the
- * submit; bind groups are created per dispatch, every step; inputs written one `writeBuffer` each.
- */
-export function pooled(s: PlainStep): PeerStep {
-  const { device, plan } = s;
-  const kernels = kernelsOf(s);
-  const buffers = modelBuffers(s);
-  const free = new Map<string, GPUBuffer[]>();
-  const acquire = (size: number, usage: number): GPUBuffer =>
-    free.get(`${size}_${usage}`)?.pop() ?? device.createBuffer({ size, usage });
-  const release = (buffer: GPUBuffer): void => {
-    const key = `${buffer.size}_${buffer.usage}`;
-    const list = free.get(key);
-    if (list === undefined) free.set(key, [buffer]);
-    else list.push(buffer);
-  };
   const list: GPUCommandBuffer[] = [];
   const group = (d: number) => {
     const dispatch = plan.dispatches[d] as PlannedDispatch;
@@ -218,6 +185,33 @@ export function pooled(s: PlainStep): PeerStep {
     for (let i = 0; i < plan.slots.length; i++) if ((plan.slots[i] as Slot).life !== 'model') release(buffers[i] as GPUBuffer);
   };
   return { run, model };
+}
+
+/** A new GPUBuffer for every step and input array and a new bind group per dispatch, every step; the buffers destroyed after the submit. */
+export function bufferPerStep(s: PlainStep): PeerStep {
+  return perStep(
+    s,
+    (size, usage) => s.device.createBuffer({ size, usage }),
+    (buffer) => buffer.destroy(),
+  );
+}
+
+/**
+ * A buffer pool keyed by size and usage, as TensorFlow.js's WebGPU backend keeps one: a step's
+ * buffers are taken from the free list of their key (or created) and given back after the
+ * submit; bind groups are created per dispatch, every step.
+ */
+export function pooled(s: PlainStep): PeerStep {
+  const free = new Map<string, GPUBuffer[]>();
+  const acquire = (size: number, usage: number): GPUBuffer =>
+    free.get(`${size}_${usage}`)?.pop() ?? s.device.createBuffer({ size, usage });
+  const release = (buffer: GPUBuffer): void => {
+    const key = `${buffer.size}_${buffer.usage}`;
+    const list = free.get(key);
+    if (list === undefined) free.set(key, [buffer]);
+    else list.push(buffer);
+  };
+  return perStep(s, acquire, release);
 }
 
 /** Options of {@link prebuilt}. */

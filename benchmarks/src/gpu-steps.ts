@@ -34,6 +34,17 @@ function by(measurements: readonly Measurement[], id: string): Measurement {
   return m;
 }
 
+/** Comparisons shown for information (no target), as time ratios: `[subject, peer]` ids under `prefix`. */
+function ratios(
+  measurements: readonly Measurement[],
+  prefix: string,
+  pairs: readonly (readonly [string, string])[],
+): Comparison[] {
+  return pairs.map(([a, b]) =>
+    compare(by(measurements, `${prefix}.${a}`), by(measurements, `${prefix}.${b}`), undefined, 'time-ratio'),
+  );
+}
+
 async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
   const v = await perceptronVariants(d.plain, d.pol);
   try {
@@ -74,12 +85,14 @@ async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
     const comparisons: Comparison[] = [
       compare(m('replay'), m('eager'), { kind: 'ratio-at-most', value: 0.5 }),
       compare(m('eager'), m('buffer-per-step'), { kind: 'ratio-at-most', value: 0.35 }),
-      compare(m('eager'), m('pool'), undefined, 'time-ratio'),
-      compare(m('by-hand'), m('buffer-per-step'), undefined, 'time-ratio'),
-      compare(m('by-hand'), m('prebuilt'), undefined, 'time-ratio'),
-      compare(m('eager'), m('prebuilt'), undefined, 'time-ratio'),
-      compare(m('replay'), m('prebuilt'), undefined, 'time-ratio'),
-      compare(m('prebuilt-x4'), m('prebuilt'), undefined, 'time-ratio'),
+      ...ratios(measurements, 'gpu-mlp', [
+        ['eager', 'pool'],
+        ['by-hand', 'buffer-per-step'],
+        ['by-hand', 'prebuilt'],
+        ['eager', 'prebuilt'],
+        ['replay', 'prebuilt'],
+        ['prebuilt-x4', 'prebuilt'],
+      ]),
     ];
     return { measurements, comparisons };
   } finally {
@@ -159,14 +172,13 @@ async function uniformHeavy(d: Devices, run: RunOptions): Promise<SuiteResult> {
       ],
       run,
     );
-    const m = (id: string) => by(measurements, `gpu-uniform.${id}`);
-    const comparisons: Comparison[] = [
-      compare(m('eager'), m('buffer-per-step'), undefined, 'time-ratio'),
-      compare(m('eager'), m('pool'), undefined, 'time-ratio'),
-      compare(m('replay'), m('eager'), undefined, 'time-ratio'),
-      compare(m('replay'), m('prebuilt'), undefined, 'time-ratio'),
-      compare(m('prebuilt-batched'), m('prebuilt'), undefined, 'time-ratio'),
-    ];
+    const comparisons = ratios(measurements, 'gpu-uniform', [
+      ['eager', 'buffer-per-step'],
+      ['eager', 'pool'],
+      ['replay', 'eager'],
+      ['replay', 'prebuilt'],
+      ['prebuilt-batched', 'prebuilt'],
+    ]);
     return { measurements, comparisons };
   } finally {
     graph?.dispose();

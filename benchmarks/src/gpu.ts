@@ -16,8 +16,8 @@ import type { Arena } from '@pol/arena';
 import { alloc, scratchspace } from '@pol/core';
 import { bindGroup, capture, deviceArena, type GpuArray, type Graph } from '@pol/webgpu';
 import { create } from 'webgpu';
-import { countGpuObjects } from './gpu-count.js';
-import { bytesPerOp, median } from './measure.js';
+import { countGpuObjects, type GpuObjectCounter } from './gpu-count.js';
+import { measureGpuSteps } from './gpu-timing.js';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
 
 export const gpuSection = 'WebGPU step: 8 dispatches, 16 scratch arrays (CPU-side time, Dawn over SwiftShader)';
@@ -236,59 +236,23 @@ export async function gpuSteps(run: RunOptions): Promise<SuiteResult & { readonl
     };
     const names = Object.keys(steps);
     run.log(gpuSection);
-
-    // Rounds of `batch` steps per variant, variants interleaved, each round's submitted work drained
-    // before the next (outside the timing), so that queues stay short.
-    const batch = 16;
-    const rounds = run.quick ? 2 : 200;
-    const warmRounds = run.quick ? 1 : 10;
-    const perRound: number[][] = names.map(() => []);
-    const created: number[] = names.map(() => 0);
-    for (let r = 0; r < warmRounds + rounds; r++) {
-      for (let v = 0; v < names.length; v++) {
-        const { step, device } = steps[names[v] ?? ''] ?? { step: () => undefined, device: plainDevice };
-        const before = counters.get(device)?.total ?? 0;
-        const t0 = performance.now();
-        for (let i = 0; i < batch; i++) step();
-        const t1 = performance.now();
-        const made = (counters.get(device)?.total ?? 0) - before;
-        await device.queue.onSubmittedWorkDone();
-        if (r >= warmRounds) {
-          perRound[v]?.push(((t1 - t0) * 1e6) / batch);
-          created[v] = (created[v] ?? 0) + made;
-        }
-      }
-    }
-
-    const measurements: Measurement[] = [];
-    for (let v = 0; v < names.length; v++) {
-      const name = names[v] ?? '';
-      const { step, device } = steps[name] ?? { step: () => undefined, device: plainDevice };
-      const bytes = await bytesPerOp(step, {
-        ops: run.quick ? 8 : 16,
-        maxOps: run.quick ? 8 : 64,
-        repeats: run.quick ? 1 : 3,
-        between: () => device.queue.onSubmittedWorkDone(),
-      });
-      const times = perRound[v] ?? [];
-      const m: Measurement = {
-        id: `gpu.${name}`,
-        section: gpuSection,
-        label: labels[name] ?? name,
-        pol: name === 'arena' || name === 'replay',
-        unit: 'step',
-        // The median round: SwiftShader's worker threads share the two cores with the step, and a
-        // round they preempt can take twice as long; the mean of every round is kept too.
-        timeNs: median(times),
-        p50Ns: median(times),
-        meanNs: times.reduce((a, b) => a + b, 0) / times.length,
-        bytesPerOp: bytes,
-        gpuObjects: (created[v] ?? 0) / (times.length * batch),
-        ops: times.length * batch,
-      };
-      run.log(`  ${m.label.padEnd(64)} ${(m.timeNs / 1000).toFixed(1).padStart(8)} µs/step  ${Math.round(bytes)} B/step`);
-      measurements.push(m);
-    }
+    // Rounds of 16 steps per variant, interleaved, the median round kept (gpu-timing.ts).
+    const measurements = await measureGpuSteps(
+      gpuSection,
+      names.map((name) => {
+        const { step, device } = steps[name] as { step: () => void; device: GPUDevice };
+        const counter = counters.get(device) as GpuObjectCounter;
+        return {
+          id: `gpu.${name}`,
+          label: labels[name] ?? name,
+          pol: name === 'arena' || name === 'replay',
+          device,
+          counter,
+          run: step,
+        };
+      }),
+      run,
+    );
     const by = (name: string): Measurement => {
       const m = measurements[names.indexOf(name)];
       if (m === undefined) throw new Error(`missing measurement ${name}`);
