@@ -1,7 +1,7 @@
 import { ambientspace } from './ambient.js';
 import type { ArrayOf, Kind } from './array.js';
 import { internDim, internDims } from './dims.js';
-import type { DType } from './dtype.js';
+import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
 import { materialize } from './materialize.js';
 import { byteLength } from './shape.js';
@@ -62,8 +62,13 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
   const space = explicit ? (a as Space) : ambientspace();
   if (typeof what === 'string') {
     let dims: readonly number[];
-    if (count === 2 && typeof next === 'number' && Number.isSafeInteger(next) && next >= 0) dims = internDim(next);
-    else if (count === 2 && Array.isArray(next)) dims = next as number[];
+    if (count === 2 && typeof next === 'number' && Number.isSafeInteger(next) && next >= 0) {
+      // One valid dim: only the dtype and the byte size are left to check (byteLength throws the
+      // right error when the size is past the safe range).
+      if (!Number.isSafeInteger(next * dtypeInfo(what as DType).byteSize)) byteLength(what as DType, [next]);
+      return space.alloc(what as DType, internDim(next));
+    }
+    if (count === 2 && Array.isArray(next)) dims = next as number[];
     else if (count === 1) dims = scalarDims;
     else {
       // Sized up front: growing an empty array by push reserves room for 17 elements.
