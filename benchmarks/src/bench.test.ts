@@ -36,6 +36,11 @@ describe('quick mode', () => {
       for (const name of [
         'arena-first',
         'arena-steady',
+        'arena-one-offset',
+        'arena-cycle',
+        'arena-cycle-spread',
+        'floor-steady',
+        'floor-first',
         'similar',
         'new-float32array',
         'bare-view',
@@ -45,6 +50,7 @@ describe('quick mode', () => {
         expect(ids).toContain(`host.${name}.${n}`);
       }
     }
+    for (const name of ['arena-frame', 'scratchspace', 'floor-frame']) expect(ids).toContain(`host.${name}.1024`);
     for (const id of ['verbs.softmax-bare', 'verbs.softmax-verb-arena', 'training.similar', 'training.arena'])
       expect(ids).toContain(id);
     for (const id of ['gpu.buffer-per-step', 'gpu.pool', 'gpu.prebuilt', 'gpu.arena', 'gpu.replay']) expect(ids).toContain(id);
@@ -76,7 +82,7 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(19);
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(24);
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
       expect(Number.isFinite(c.ratio)).toBe(true);

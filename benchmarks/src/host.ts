@@ -1,9 +1,12 @@
 /**
  * Host allocation: one float32 array of n elements, by every means a user has, at n = 16, 1,024 and
- * 65,536. One operation is one allocation (for the pools, one allocation and its free).
+ * 65,536, beside the floor: the cheapest hand-written code doing the same job. One operation is one
+ * allocation (for the pools, one allocation and its free; for the frame rows, a frame opened, one
+ * array carved in it, and the frame closed).
  */
 import { Arena } from '@pol/arena';
-import { Similar } from '@pol/core';
+import { type HostArray, Similar, scratchspace } from '@pol/core';
+import { makeHostArray, openFrameKey } from '@pol/core/backend';
 import { MemPool } from '@thi.ng/malloc';
 import * as typedArrayPool from 'typedarray-pool';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
@@ -12,10 +15,14 @@ import { measureOps } from './op.js';
 /** The sizes measured, in float32 elements. */
 export const hostSizes = [16, 1024, 65536] as const;
 
+/** The size whose section also measures frames (a frame's cost does not depend on n). */
+const FRAME_SIZE = 1024;
 /** Allocations per arena pass: an arena is reset (steady state) or replaced (first pass) after this many. */
 const PASS = 256;
 /** The arena's default alignment: every carve starts on a 256-byte boundary. */
 const ALIGNMENT = 256;
+/** Shapes that take turns at every offset in the cycling row: more than the old cache's eight per offset. */
+const CYCLE = 9;
 
 function alignUp(x: number, a: number): number {
   return Math.ceil(x / a) * a;
@@ -24,6 +31,44 @@ function alignUp(x: number, a: number): number {
 /** `Host allocation, n = 1,024` */
 export function hostSection(n: number): string {
   return `Host allocation, n = ${n.toLocaleString('en-US')} float32`;
+}
+
+/**
+ * The floor of a steady carve, written by hand: a dense array indexed by offset / alignment, a dtype
+ * and 1-D dims compare, a capacity check, a bump. What an arena's hit path cannot beat.
+ */
+class FloorCache {
+  offset = 0;
+  readonly #slots: ({ dtype: string; d0: number; end: number; array: HostArray<'float32'> } | undefined)[];
+
+  constructor(
+    readonly slab: ArrayBuffer,
+    n: number,
+  ) {
+    const stride = alignUp(n * 4, ALIGNMENT);
+    this.#slots = new Array(slab.byteLength / ALIGNMENT + 1).fill(undefined);
+    for (let i = 0; i < PASS; i++) {
+      const start = i * stride;
+      const array = makeHostArray('float32', Object.freeze([n]), new Float32Array(slab, start, n));
+      this.#slots[start / ALIGNMENT] = { dtype: 'float32', d0: n, end: start + n * 4, array };
+    }
+  }
+
+  alloc(dtype: 'float32', dims: readonly number[]): HostArray<'float32'> {
+    const start = (this.offset + ALIGNMENT - 1) & -ALIGNMENT;
+    const slot = this.#slots[start >>> 8];
+    if (
+      slot !== undefined &&
+      slot.dtype === dtype &&
+      dims.length === 1 &&
+      slot.d0 === dims[0] &&
+      slot.end <= this.slab.byteLength
+    ) {
+      this.offset = slot.end;
+      return slot.array;
+    }
+    throw new Error('the floor only serves the sequence it was built for');
+  }
 }
 
 /** The operations measured at size n, by id suffix. */
@@ -61,12 +106,66 @@ export function hostOps(n: number): { readonly [name: string]: () => unknown } {
     return steady.alloc('float32', dims);
   };
 
+  // Shapes cycling at one offset: CYCLE shapes take turns at offset 0 (a reset after each carve),
+  // beside one shape doing the same. The old cache kept eight shapes per offset, so a ninth made
+  // every carve miss.
+  const shapes = Array.from({ length: CYCLE }, (_, k) => [n - k]);
+  const oneOffset = new Arena(slab);
+  const arenaOneOffset = () => {
+    const a = oneOffset.alloc('float32', dims);
+    oneOffset.reset();
+    return a;
+  };
+  const cycling = new Arena(slab);
+  let turn = 0;
+  const arenaCycle = () => {
+    const a = cycling.alloc('float32', shapes[turn] as number[]);
+    cycling.reset();
+    turn = turn === CYCLE - 1 ? 0 : turn + 1;
+    return a;
+  };
+  for (let i = 0; i < CYCLE; i++) arenaCycle();
+
+  // The same, at every offset of a pass: carve i of pass p has shape (i + p) mod CYCLE, so each of
+  // the PASS offsets holds CYCLE arrays (a working set CYCLE times the steady row's).
+  const spread = new Arena(slab);
+  let spreadPass = 0;
+  let spreadCount = 0;
+  const arenaCycleSpread = () => {
+    if (spreadCount === PASS) {
+      spread.reset();
+      spreadCount = 0;
+      spreadPass = spreadPass === CYCLE - 1 ? 0 : spreadPass + 1;
+    }
+    return spread.alloc('float32', shapes[(spreadCount++ + spreadPass) % CYCLE] as number[]);
+  };
+  for (let i = 0; i < PASS * CYCLE; i++) arenaCycleSpread(); // every shape at every offset once
+
+  // The steady floor, on its own copy of the slab's layout.
+  const floor = new FloorCache(slab, n);
+  let floorCount = 0;
+  const floorSteady = () => {
+    if (floorCount === PASS) {
+      floor.offset = 0;
+      floorCount = 0;
+    }
+    floorCount++;
+    return floor.alloc('float32', dims);
+  };
+
+  // The first-carve floor: one view plus one wrapper object.
+  let wrapCount = 0;
+  const floorFirst = () => {
+    if (wrapCount === PASS) wrapCount = 0;
+    return makeHostArray('float32', dims, new Float32Array(slab, wrapCount++ * stride, n));
+  };
+
   const similar = Similar(new Float32Array(0));
   const similarAlloc = () => similar.alloc('float32', dims);
 
   const newArray = () => new Float32Array(n);
 
-  // The floor: a view over memory already allocated, at the same offsets the arena carves.
+  // A view over memory already allocated, at the same offsets the arena carves.
   let viewCount = 0;
   const bareView = () => {
     if (viewCount === PASS) viewCount = 0;
@@ -91,28 +190,77 @@ export function hostOps(n: number): { readonly [name: string]: () => unknown } {
     return a;
   };
 
-  return {
+  const ops: Record<string, () => unknown> = {
     'arena-first': arenaFirst,
     'arena-steady': arenaSteady,
+    'arena-one-offset': arenaOneOffset,
+    'arena-cycle': arenaCycle,
+    'arena-cycle-spread': arenaCycleSpread,
     similar: similarAlloc,
     'new-float32array': newArray,
     'bare-view': bareView,
+    'floor-steady': floorSteady,
+    'floor-first': floorFirst,
     'typedarray-pool': pooled,
     'thi-ng-malloc': thing,
   };
+  if (n === FRAME_SIZE) Object.assign(ops, frameOps(slab, dims));
+  return ops;
+}
+
+/** Frames: open, carve one array, close; on the arena directly, through scratchspace, and by hand. */
+function frameOps(slab: ArrayBuffer, dims: readonly number[]): Record<string, () => unknown> {
+  const arena = new Arena(slab);
+  const open = () => {
+    const frame = arena[openFrameKey]();
+    const a = frame.alloc('float32', dims);
+    frame.close();
+    return a;
+  };
+
+  // The callback is made once, as a caller who cares about garbage writes it.
+  const inFrame = (frame: { alloc(dtype: 'float32', dims: readonly number[]): unknown }) => frame.alloc('float32', dims);
+  const scratch = () => scratchspace(arena, inFrame);
+
+  // The floor: remember the offset, carve from a dense cache, restore the offset.
+  const floor = new FloorCache(slab, dims[0] as number);
+  const byHand = () => {
+    const mark = floor.offset;
+    const a = floor.alloc('float32', dims);
+    floor.offset = mark;
+    return a;
+  };
+  return { 'arena-frame': open, scratchspace: scratch, 'floor-frame': byHand };
 }
 
 const labels: Readonly<Record<string, (n: number) => string>> = {
   'arena-first': () => 'Pol arena.alloc, first pass (new views)',
   'arena-steady': () => 'Pol arena.alloc, steady state (repeated sequence)',
+  'arena-one-offset': () => 'Pol arena.alloc + reset, one shape at one offset',
+  'arena-cycle': () => `Pol arena.alloc + reset, ${CYCLE} shapes cycling at one offset`,
+  'arena-cycle-spread': () => `Pol arena.alloc, steady state, ${CYCLE} shapes cycling at each of ${PASS} offsets`,
   similar: () => 'Pol Similar(x).alloc',
-  'bare-view': () => 'new Float32Array(buffer, offset, n) (floor)',
+  'bare-view': () => 'new Float32Array(buffer, offset, n)',
+  'floor-steady': () => 'steady floor by hand: dense index, dtype and dims compare, bump',
+  'floor-first': () => 'first-carve floor by hand: one view and one wrapper',
   'new-float32array': (n) => `new Float32Array(${n})`,
   'typedarray-pool': () => 'typedarray-pool malloc + free',
   'thi-ng-malloc': () => '@thi.ng/malloc mallocAs + free',
+  'arena-frame': () => 'Pol arena frame: open, one carve, close',
+  scratchspace: () => 'Pol scratchspace(arena, f), one carve in f',
+  'floor-frame': () => 'frame floor by hand: remember offset, carve, restore',
 };
 
-const polOps = new Set(['arena-first', 'arena-steady', 'similar']);
+const polOps = new Set([
+  'arena-first',
+  'arena-steady',
+  'arena-one-offset',
+  'arena-cycle',
+  'arena-cycle-spread',
+  'similar',
+  'arena-frame',
+  'scratchspace',
+]);
 
 /** The host allocation suite. */
 export async function hostAllocation(run: RunOptions): Promise<SuiteResult> {
@@ -144,13 +292,24 @@ export async function hostAllocation(run: RunOptions): Promise<SuiteResult> {
     const steady = get('arena-steady');
     const view = get('bare-view');
     comparisons.push(
-      compare(first, view, { kind: 'ratio-at-most', value: 1.5 }),
+      compare(first, view, { kind: 'ratio-at-most', value: 2.5, maxBytes: 300 }),
+      compare(first, get('floor-first')),
       compare(steady, view, { kind: 'ratio-at-most', value: 0.5, zeroBytes: true }),
+      compare(steady, get('floor-steady'), undefined, 'time-ratio'),
+      compare(get('arena-cycle'), get('arena-one-offset'), { kind: 'ratio-at-most', value: 2, zeroBytes: true }),
+      compare(get('arena-cycle-spread'), steady, undefined, 'time-ratio'),
       compare(steady, get('typedarray-pool'), { kind: 'faster-at-least', value: 3 }),
       compare(steady, get('new-float32array'), n === 1024 ? { kind: 'faster-at-least', value: 40 } : undefined),
       compare(steady, get('thi-ng-malloc')),
       compare(get('similar'), get('new-float32array')),
     );
+    if (n === FRAME_SIZE) {
+      const floorFrame = get('floor-frame');
+      comparisons.push(
+        compare(get('arena-frame'), floorFrame, { kind: 'bytes-at-most', bytes: 0 }),
+        compare(get('scratchspace'), floorFrame, { kind: 'bytes-at-most', bytes: 0 }),
+      );
+    }
   }
   return { measurements, comparisons };
 }

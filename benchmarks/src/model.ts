@@ -44,22 +44,28 @@ export interface Measurement {
  * - `overhead-at-most`: subject time − peer time ≤ ns;
  * - `fewer-gcs-at-least`: 1 − subject GCs ÷ peer GCs ≥ fraction.
  *
+ * - `bytes-at-most`: the subject allocates at most `bytes` per operation (0: less than one byte);
+ *   the time is shown as a ratio to the peer, for information.
+ *
  * `zeroBytes` adds: the subject allocates less than one byte per operation (no object at all);
- * `noExtraBytes`: it allocates less than one byte per operation more than its peer (for GPU steps,
- * whose peer is the floor: WebGPU's own encoder, pass and command buffer objects are all it
- * allocates); `zeroGpuObjects`: it creates no GPU buffer or bind group.
+ * `maxBytes`: at most that many bytes per operation; `noExtraBytes`: it allocates less than one
+ * byte per operation more than its peer (for GPU steps, whose peer is the floor: WebGPU's own
+ * encoder, pass and command buffer objects are all it allocates); `zeroGpuObjects`: it creates no
+ * GPU buffer or bind group.
  */
 export type Target =
   | {
       readonly kind: 'ratio-at-most';
       readonly value: number;
       readonly zeroBytes?: boolean;
+      readonly maxBytes?: number;
       readonly noExtraBytes?: boolean;
       readonly zeroGpuObjects?: boolean;
     }
-  | { readonly kind: 'faster-at-least'; readonly value: number; readonly zeroBytes?: boolean }
-  | { readonly kind: 'overhead-at-most'; readonly ns: number; readonly zeroBytes?: boolean }
-  | { readonly kind: 'fewer-gcs-at-least'; readonly fraction: number };
+  | { readonly kind: 'faster-at-least'; readonly value: number; readonly zeroBytes?: boolean; readonly maxBytes?: number }
+  | { readonly kind: 'overhead-at-most'; readonly ns: number; readonly zeroBytes?: boolean; readonly maxBytes?: number }
+  | { readonly kind: 'fewer-gcs-at-least'; readonly fraction: number }
+  | { readonly kind: 'bytes-at-most'; readonly bytes: number };
 
 /** How a comparison reads: `0.42× the time of X`, `3.1× faster than X`, `+1.8 µs over X`, `7 vs 10 GCs`. */
 export type ComparisonView = 'time-ratio' | 'speed' | 'overhead' | 'gcs';
@@ -123,6 +129,7 @@ const views: Readonly<Record<Target['kind'], ComparisonView>> = {
   'faster-at-least': 'speed',
   'overhead-at-most': 'overhead',
   'fewer-gcs-at-least': 'gcs',
+  'bytes-at-most': 'time-ratio',
 };
 
 /** Build a comparison of two measurements and judge it against its target. */
@@ -143,19 +150,25 @@ export function allocatesNothing(m: Measurement): boolean {
   return m.bytesPerOp < 1;
 }
 
+function bytesMet(subject: Measurement, zeroBytes: boolean | undefined, maxBytes: number | undefined): boolean {
+  return (zeroBytes !== true || allocatesNothing(subject)) && (maxBytes === undefined || subject.bytesPerOp <= maxBytes);
+}
+
 function judge(subject: Measurement, peer: Measurement, target: Target): boolean {
   switch (target.kind) {
     case 'ratio-at-most':
       return (
         subject.timeNs / peer.timeNs <= target.value &&
-        (target.zeroBytes !== true || allocatesNothing(subject)) &&
+        bytesMet(subject, target.zeroBytes, target.maxBytes) &&
         (target.noExtraBytes !== true || subject.bytesPerOp - peer.bytesPerOp < 1) &&
         (target.zeroGpuObjects !== true || subject.gpuObjects === 0)
       );
     case 'faster-at-least':
-      return peer.timeNs / subject.timeNs >= target.value && (target.zeroBytes !== true || allocatesNothing(subject));
+      return peer.timeNs / subject.timeNs >= target.value && bytesMet(subject, target.zeroBytes, target.maxBytes);
     case 'overhead-at-most':
-      return subject.timeNs - peer.timeNs <= target.ns && (target.zeroBytes !== true || allocatesNothing(subject));
+      return subject.timeNs - peer.timeNs <= target.ns && bytesMet(subject, target.zeroBytes, target.maxBytes);
+    case 'bytes-at-most':
+      return target.bytes === 0 ? allocatesNothing(subject) : subject.bytesPerOp <= target.bytes;
     case 'fewer-gcs-at-least': {
       const s = subject.gcs ?? Number.NaN;
       const p = peer.gcs ?? Number.NaN;

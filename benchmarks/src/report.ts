@@ -41,7 +41,9 @@ function speedText(ratio: number, name: string): string {
 /** The target, for a reader. */
 export function targetText(t: Target | undefined): string {
   if (t === undefined) return '—';
-  const zero = 'zeroBytes' in t && t.zeroBytes === true ? ', 0 B' : '';
+  const zero =
+    ('zeroBytes' in t && t.zeroBytes === true ? ', 0 B' : '') +
+    ('maxBytes' in t && t.maxBytes !== undefined ? `, ≤ ${t.maxBytes} B` : '');
   switch (t.kind) {
     case 'ratio-at-most': {
       const extra = t.noExtraBytes === true ? ', no byte beyond its peer’s' : '';
@@ -54,7 +56,16 @@ export function targetText(t: Target | undefined): string {
       return `≤ +${t.ns} ns${zero}`;
     case 'fewer-gcs-at-least':
       return `≥ ${Math.round(t.fraction * 100)}% fewer GCs`;
+    case 'bytes-at-most':
+      return t.bytes === 0 ? '0 B' : `≤ ${t.bytes} B`;
   }
+}
+
+/** Whether the target holds the bytes per operation to something, so that summaries show them. */
+function hasBytesTarget(t: Target | undefined): boolean {
+  if (t === undefined) return false;
+  if (t.kind === 'bytes-at-most') return true;
+  return ('zeroBytes' in t && t.zeroBytes === true) || ('maxBytes' in t && t.maxBytes !== undefined);
 }
 
 /** `met`, `**missed**`, or nothing for a comparison without a target. */
@@ -186,13 +197,12 @@ export function summaryLines(results: Results): string[] {
         figure = comparisonText(first, s, p).replace(/ than .*$/, '');
         break;
     }
-    const zero =
-      first.target !== undefined && 'zeroBytes' in first.target && first.target.zeroBytes === true
-        ? `, ${range(
-            list.map((c) => find(results, c.subject).bytesPerOp),
-            (v) => formatBytes(v),
-          )} per ${unitNames[s.unit]}`
-        : '';
+    const zero = hasBytesTarget(first.target)
+      ? `, ${range(
+          list.map((c) => find(results, c.subject).bytesPerOp),
+          (v) => formatBytes(v),
+        )} per ${unitNames[s.unit]}`
+      : '';
     const t = first.target;
     const extra =
       t?.kind === 'ratio-at-most' && t.noExtraBytes === true

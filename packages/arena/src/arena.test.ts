@@ -1,5 +1,5 @@
 /// <reference types="node" />
-import { alloc, isSpace, PolError, scratchspace, spaceKey, Undef } from '@pol/core';
+import { alloc, dtypeInfo, hostArray, isSpace, PolError, scratchspace, spaceKey, Undef } from '@pol/core';
 import { describe, expect, test } from 'vitest';
 import {
   Arena,
@@ -231,6 +231,24 @@ describe('alloc', () => {
     expectRefused(arena, code, () => arena.alloc(dtype as 'float32', dims as number[]));
   });
 
+  test.each([
+    ['null', null],
+    ['undefined', undefined],
+    ['a number', 4],
+    ['a string', '4'],
+    ['an array-like object', { length: 2, 0: 2, 1: 2 }],
+    ['an array-like object of one dim', { length: 1, 0: 4 }],
+    ['a NaN dim', [Number.NaN]],
+    ['a fractional dim', [3.5]],
+  ])('refuses %s as dims where arrays are cached, changing nothing', (_, dims) => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    for (const shape of [[4], [2, 2], [3], [5]]) {
+      arena.alloc('float32', shape);
+      reset(arena);
+    }
+    expectRefused(arena, 'POL_INVALID_SHAPE', () => arena.alloc('float32', dims as number[]));
+  });
+
   test('works through the alloc verb: dtype and dims, rest dims, an Undef, a spec', () => {
     const arena = new Arena(new ArrayBuffer(4096), { alignment: 64 });
     expect(alloc(arena, 'float32', 2, 3).dims).toEqual([2, 3]);
@@ -262,7 +280,7 @@ describe('alloc', () => {
     expect(alloc(arena, 'float32', 4)).toBe(first);
   });
 
-  test('a failed spec restores even the cache entries it evicted', () => {
+  test('a failed spec leaves every shape cached at an offset as it was', () => {
     const arena = new Arena(new ArrayBuffer(1024), { alignment: 16 });
     const shapes = [1, 2, 3, 4, 5, 6, 7, 8];
     const originals = shapes.map((n) => {
@@ -270,7 +288,7 @@ describe('alloc', () => {
       reset(arena);
       return a;
     });
-    // The ninth shape at offset 0 evicts the first; the spec then fails and rolls back.
+    // A ninth shape at offset 0 joins the eight; the spec then fails and rolls back.
     expect(() => alloc(arena, { a: Undef('uint8', 9), b: Undef('uint8', 5000) })).toThrow(ArenaFullError);
     shapes.forEach((n, i) => {
       expect(alloc(arena, 'uint8', n)).toBe(originals[i]);
@@ -358,19 +376,104 @@ describe('identical sequences, identical offsets; a steady loop allocates once',
     expect(arena.alloc('float32', [2, 3])).toBe(a);
   });
 
-  test('each offset keeps the last eight shapes; a ninth evicts the oldest', () => {
+  test('each offset keeps every shape carved there: nine, or a hundred, taking turns are all reused', () => {
     const arena = new Arena(new ArrayBuffer(1024));
-    const arrays = [1, 2, 3, 4, 5, 6, 7, 8, 9].map((n) => {
+    const sizes = Array.from({ length: 100 }, (_, k) => k + 1);
+    const arrays = sizes.map((n) => {
       const a = arena.alloc('uint8', [n]);
       reset(arena);
       return a;
     });
-    expect(arena.describe().arraysCreated).toBe(9);
-    expect(arena.alloc('uint8', [9])).toBe(arrays[8]);
-    reset(arena);
-    expect(arena.alloc('uint8', [2])).toBe(arrays[1]);
-    reset(arena);
-    expect(arena.alloc('uint8', [1])).not.toBe(arrays[0]);
+    for (let round = 0; round < 3; round++) {
+      sizes.forEach((n, i) => {
+        expect(arena.alloc('uint8', [n])).toBe(arrays[i]);
+        reset(arena);
+      });
+    }
+    expect(arena.describe().arraysCreated).toBe(100);
+  });
+
+  test('a loop over more arrays than the cache first holds (4,096) ends up allocating nothing', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 16), { alignment: 16 });
+    // 40 offsets × 300 shapes: 12,000 arrays, each carved once per round.
+    const round = () => {
+      for (let k = 0; k < 300; k++) {
+        for (let i = 0; i < 40; i++) arena.alloc('uint8', [k + 1]);
+        reset(arena);
+      }
+    };
+    let made = 0;
+    for (let r = 0; r < 8; r++) {
+      const before = arena.describe().arraysCreated;
+      round();
+      made = arena.describe().arraysCreated - before;
+    }
+    expect(made).toBe(0);
+  });
+
+  test('a program that keeps making new shapes is served right, and a steady loop after it still allocates nothing', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 16), { alignment: 16 });
+    for (let k = 1; k <= 10_000; k++) {
+      const a = arena.alloc('uint8', [k]);
+      expect(a.data.byteOffset).toBe(0);
+      expect(a.data.length).toBe(k);
+      reset(arena);
+    }
+    expect(arena.describe().arraysCreated).toBe(10_000);
+    const loop = () => [arena.alloc('float32', [3]), arena.alloc('int32', [5, 2]), arena.alloc('uint8', [7])];
+    const first = loop();
+    for (let r = 0; r < 3; r++) {
+      reset(arena);
+      loop().forEach((a, i) => {
+        expect(a).toBe(first[i]);
+      });
+    }
+    expect(arena.describe().arraysCreated).toBe(10_003);
+  });
+
+  test('more aligned offsets than the dense part has windows: every array is still reused', () => {
+    // Alignment 1 over 64 KiB: 65,537 offsets share 1,024 windows, with gaps of every size between carves.
+    const arena = new Arena(new ArrayBuffer(1 << 16), { alignment: 1 });
+    const sizes = Array.from({ length: 3000 }, (_, k) => 1 + ((k * 7) % 29));
+    const pass = () => sizes.map((n) => arena.alloc('uint8', [n]));
+    const first = pass();
+    for (let r = 0; r < 3; r++) {
+      reset(arena);
+      const again = pass();
+      again.forEach((a, i) => {
+        expect(a).toBe(first[i]);
+      });
+    }
+    expect(arena.describe().arraysCreated).toBe(sizes.length);
+  });
+
+  test('offsets past 2^32 are cached like any other', () => {
+    class Huge {}
+    const carved: { offset: number; dims: readonly number[] }[] = [];
+    const huge: SlabStorage<Huge, 'host'> = {
+      name: 'Huge',
+      kind: 'host',
+      residency: 'host',
+      matches: (slab): slab is Huge => slab instanceof Huge,
+      byteLength: () => 2 ** 40,
+      carve: (_slab, offset, dtype, dims) => {
+        carved.push({ offset, dims });
+        return hostArray(new (dtypeInfo(dtype).TypedArray)(0), [0]) as never;
+      },
+    };
+    const arena = new Arena(new Huge(), { storage: huge });
+    const step = () => {
+      arena.alloc('uint8', [2 ** 33]);
+      return [arena.alloc('float32', [4]), arena.alloc('float32', [2, 2]), arena.alloc('int8', [4])];
+    };
+    const first = step();
+    for (let r = 0; r < 3; r++) {
+      reset(arena);
+      step().forEach((a, i) => {
+        expect(a).toBe(first[i]);
+      });
+    }
+    expect(carved.map((c) => c.offset)).toEqual([0, 2 ** 33, 2 ** 33 + 256, 2 ** 33 + 512]);
   });
 
   test('unchecked arrays hold their data in a plain property (no per-access check)', () => {

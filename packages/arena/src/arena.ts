@@ -10,28 +10,25 @@ import {
   type ArrayOf,
   ambientspace,
   type DType,
-  describeValue,
-  frozenDims,
+  type DTypeInfo,
   InvalidArgumentError,
   type Kind,
-  openFrameKey,
   type PolArray,
-  rollbackKey,
   type Space,
-  savepointKey,
-  spaceKey,
 } from '@pol/core';
-import { CacheEntry, CarveCache } from './carve-cache.js';
+import { describeValue, openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
+import { CacheEntry, CarveCache, emptyFirstLevel } from './carve-cache.js';
 import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
 import { InvalidSlabError } from './errors.js';
 import { FrameImpl, frameOps } from './frame.js';
+import { type KnownCarve, knownCarveOf } from './host.js';
 import { alignUp, CarveSize, elementPadding, measureCarve } from './layout.js';
 import { type Mark, MarkImpl } from './mark.js';
-import { checkAlignment, readOptions } from './options.js';
+import { arenaSettings, checkAlignment } from './options.js';
 import { allocOrder, arenaFull, type BadMark, badMark, badRollback, closeOrder, contended, resetOrder } from './refusals.js';
 import { storageFor } from './registry.js';
 import { ReleaseLog } from './release-log.js';
-import { Savepoint } from './savepoint.js';
+import { Savepoints } from './savepoint.js';
 import type { AnyStorage, Slab, SlabKind, SlabStorage } from './storage.js';
 import type {
   ArenaDescription,
@@ -121,9 +118,9 @@ export interface ArenaConstructor {
 }
 
 /**
- * The arena. Its hot paths (alloc on a cache hit, mark, retract, frame open and close) touch only
- * numbers and a handful of references; every refusal is built in `refusals.ts`, after nothing has
- * been changed.
+ * The arena. Its hot paths (alloc on a cache hit, mark, retract, frame open and close, savepoints)
+ * touch only numbers and references it already holds, and allocate nothing once a loop is steady;
+ * every refusal is built in `refusals.ts`, after nothing has been changed.
  */
 class ArenaImpl<K extends Kind> implements Arena<K> {
   readonly [spaceKey]: K;
@@ -148,10 +145,15 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // and their starts and clocks increase from the outermost to #top.
   #top: FrameImpl<K> | undefined = undefined;
   #depth = 0;
+  // Unchecked mode: frame objects by depth, reused (see FrameImpl). Checked mode makes fresh ones.
+  readonly #frames: FrameImpl<K>[] = [];
   // The releases since the last reset that decide whether a mark is stale.
   readonly #releases = new ReleaseLog();
-  // Unchecked mode: offset → the arrays carved there, so a repeated carve returns the same object.
-  readonly #cache: CarveCache;
+  readonly #savepoints = new Savepoints();
+  // Unchecked mode: the carve cache, and its first level and window shift for the hot path.
+  readonly #cache: CarveCache | undefined;
+  readonly #dense: readonly (CacheEntry | undefined)[];
+  readonly #shift: number;
   // Checked mode: the lives of live carves.
   readonly #lives: CheckedCarves | undefined;
   #created = 0;
@@ -159,9 +161,11 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #listeners: readonly ArenaListener[] = [];
   // Refilled by every slow-path carve.
   readonly #size = new CarveSize();
+  // The built-in host storages carve from what #size already knows (see KnownCarve).
+  readonly #knownCarve: KnownCarve | undefined;
 
   constructor(slab: unknown, options?: unknown) {
-    const o = readOptions(options);
+    const o = arenaSettings(options);
     const storage = o.storage ?? storageFor(slab, 'new Arena(slab)');
     if (o.storage !== undefined && !o.storage.matches(slab)) {
       throw new InvalidSlabError(
@@ -182,11 +186,24 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.slab = slab as SlabOf<K>;
     this.storage = storage as unknown as SlabStorage<SlabOf<K>, K>;
     this.alignment = alignment;
-    this.#cache = new CarveCache(alignment);
     this.checked = o.checked;
-    this.#lives = o.checked ? new CheckedCarves(storage, slab, (offset) => this.#summary(offset)) : undefined;
     this.capacity = capacity;
     this.#base = base;
+    this.#knownCarve = knownCarveOf(storage);
+    if (o.checked) {
+      // Two empty slots and the largest shift: every read is in bounds (and of the same kind of
+      // array as an unchecked arena's), and finds nothing, so every carve takes the slow path.
+      this.#cache = undefined;
+      this.#dense = emptyFirstLevel(2);
+      this.#shift = 31;
+      this.#lives = new CheckedCarves(storage, slab, (offset) => this.#summary(offset));
+    } else {
+      const cache = new CarveCache(alignment, capacity);
+      this.#cache = cache;
+      this.#dense = cache.dense;
+      this.#shift = cache.shift;
+      this.#lives = undefined;
+    }
   }
 
   get offset(): number {
@@ -214,62 +231,92 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   }
 
   // The fast path: a steady loop repeats its allocation sequence, so the arena-aligned offset
-  // usually holds a cached array of this very dtype and dims. A cached entry was validated and
-  // element-aligned when it was carved at exactly that offset, and the capacity never changes, so
-  // a match needs no validation, no dtype lookup, no padding and no bounds check: compare, bump,
-  // return. Anything else takes the slow path.
+  // usually holds, in its dense slot, a cached array of this very dtype and dims. A cached entry was
+  // validated and element-aligned when it was carved at exactly that offset, and the capacity never
+  // changes, so a match needs no validation, no dtype lookup, no padding and no bounds check:
+  // compare, bump, return. Anything else takes the slow path. (A checked arena's dense part is
+  // empty, so every carve takes the slow path.)
   #bump<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
     const start = alignUp(this.#offset, this.alignment);
-    if (!this.checked) {
-      const entry = this.#cache.find(start, dtype, dims);
-      if (entry !== undefined) {
-        const end = start + entry.reserved;
+    const first = this.#dense[start >>> this.#shift];
+    if (first !== undefined) {
+      const rank = first.rank;
+      if (
+        first.start === start &&
+        first.dtype === dtype &&
+        Array.isArray(dims) && // anything else is refused by the slow path's validation
+        rank === dims.length &&
+        (rank === 1 ? first.d0 === dims[0] : sameDims(first.dims, dims))
+      ) {
+        const end = first.end;
         this.#offset = end;
         if (end > this.#watermark) this.#watermark = end;
-        return entry.array as ArrayOf<K, D>;
+        return first.array as ArrayOf<K, D>;
+      }
+      // Another shape at this offset (or another offset in this window): the second level.
+      const other = (this.#cache as CarveCache).findBeyond(start, dtype, dims);
+      if (other !== undefined) {
+        const end = other.end;
+        this.#offset = end;
+        if (end > this.#watermark) this.#watermark = end;
+        return other.array as ArrayOf<K, D>;
       }
     }
     return this.#bumpSlow(start, dtype, dims, fallible);
   }
 
-  // `aligned` is the arena-aligned start, at which the fast path found nothing cached.
+  // `aligned` is the arena-aligned start, which the fast path found nothing cached at (looking at
+  // both levels when the dense slot was taken; an empty slot means nothing is cached there, unless
+  // the offset is past 2^32, which the dense part cannot index). Every place is looked at once.
   #bumpSlow<D extends DType>(aligned: number, dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
-    const size = measureCarve(this.storage as unknown as AnyStorage, dtype, dims, this.#size);
-    // JavaScript wants a view's absolute byteOffset to be a multiple of its element size.
-    const start = aligned + elementPadding(this.#base, aligned, size.elementAlignment);
-    const end = start + size.reserved;
-    if (end > this.capacity) {
-      if (fallible) return undefined;
-      throw this.#full(dtype, dims, start, end);
-    }
-    let array: PolArray;
-    if (this.#lives !== undefined) array = this.#carveChecked(this.#lives, start, dtype, dims, size.bytes);
+    const cache = this.#cache;
+    let entry = cache !== undefined && aligned >= 4294967296 ? cache.findBeyond(aligned, dtype, dims) : undefined;
+    let start = aligned;
+    let end: number;
+    if (entry !== undefined) end = entry.end;
     else {
-      // The fast path looked at `aligned` already; a padded start is another offset, looked at once here.
-      const entry = start === aligned ? undefined : this.#cache.find(start, dtype, dims);
-      array = entry !== undefined ? entry.array : this.#carveNew(start, dtype, dims, end - start);
+      const size = measureCarve(this.storage as unknown as AnyStorage, dtype, dims, this.#size); // validates
+      // JavaScript wants a view's absolute byteOffset to be a multiple of its element size.
+      start = aligned + elementPadding(this.#base, aligned, size.elementAlignment);
+      end = start + size.reserved;
+      if (end > this.capacity) {
+        if (fallible) return undefined;
+        throw this.#full(dtype, dims, start, end);
+      }
+      if (cache !== undefined && start !== aligned) entry = cache.find(start, dtype, dims);
     }
+    const array =
+      entry !== undefined
+        ? entry.array
+        : cache !== undefined
+          ? this.#carveNew(cache, start, end, dtype)
+          : this.#carveChecked(this.#lives as CheckedCarves, start, dtype, this.#size.bytes);
     this.#offset = end;
     if (end > this.#watermark) this.#watermark = end;
     return array as ArrayOf<K, D>;
   }
 
-  #carveNew(start: number, dtype: DType, dims: readonly number[], reserved: number): PolArray {
-    const frozen = frozenDims(dims);
-    const array = this.storage.carve(this.slab, start, dtype, frozen) as PolArray;
+  #carveNew(cache: CarveCache, start: number, end: number, dtype: DType): PolArray {
+    const size = this.#size; // measured for this carve
+    const shared = size.dims;
+    const known = this.#knownCarve;
+    const array =
+      known !== undefined
+        ? known(this.slab, start, dtype, shared, (size.info as DTypeInfo).TypedArray, size.count)
+        : (this.storage.carve(this.slab, start, dtype, shared) as PolArray);
     this.#created++;
-    this.#cache.add(start, new CacheEntry(dtype, frozen, array, reserved));
+    cache.add(new CacheEntry(start, dtype, shared, end, array));
     return array;
   }
 
-  #carveChecked(lives: CheckedCarves, start: number, dtype: DType, dims: readonly number[], bytes: number): PolArray {
-    const frozen = frozenDims(dims);
-    const life = new CarveLife(dtype, frozen, start, bytes, this.#clock);
+  #carveChecked(lives: CheckedCarves, start: number, dtype: DType, bytes: number): PolArray {
+    const shared = this.#size.dims; // measured for this carve
+    const life = new CarveLife(dtype, shared, start, bytes, this.#clock);
     const storage = this.storage;
     const array = (
       storage.carveChecked === undefined
-        ? storage.carve(this.slab, start, dtype, frozen)
-        : storage.carveChecked(this.slab, start, dtype, frozen, life)
+        ? storage.carve(this.slab, start, dtype, shared)
+        : storage.carveChecked(this.slab, start, dtype, shared, life)
     ) as PolArray;
     this.#created++;
     lives.add(life);
@@ -279,7 +326,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // --- marks and releases ----------------------------------------------------------------------
 
   mark(): Mark {
-    this.#cache.disarm();
+    this.#cache?.disarm();
     return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, ++this.#clock);
   }
 
@@ -305,7 +352,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   reset(): void {
     if (this.#top !== undefined) throw resetOrder(String(this), this.#depth);
     const from = this.#offset;
-    this.#cache.disarm();
+    this.#cache?.disarm();
     this.#lives?.kill(0, from, Number.NEGATIVE_INFINITY, 'reset', this.#epoch);
     this.#epoch++;
     this.#releases.clear();
@@ -316,7 +363,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // Move the offset back to `target`, releasing every carve made since `clock`. Validated already.
   #release(target: number, clock: number, cause: DeathCause): void {
     const from = this.#offset;
-    this.#cache.disarm();
+    this.#cache?.disarm();
     if (target < from) this.#releases.record(target, ++this.#clock);
     this.#lives?.kill(target, from, clock, cause, this.#epoch);
     this.#offset = target;
@@ -369,41 +416,53 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   }
 
   #openFrame(parent: Space<K>): FrameImpl<K> {
-    this.#cache.disarm();
-    const frame = new FrameImpl(this, parent, this.#offset, ++this.#clock, this.#top);
+    this.#cache?.disarm();
+    const depth = this.#depth;
+    const clock = ++this.#clock;
+    // The frame object last used at this depth is closed (frames close innermost first): reuse it.
+    // Checked mode never reuses a frame, so a kept frame stays closed for good.
+    let frame = this.checked ? undefined : this.#frames[depth];
+    if (frame !== undefined) frame.reopen(parent, this.#offset, clock, this.#top);
+    else {
+      frame = new FrameImpl(this, parent, this.#offset, clock, this.#top);
+      if (!this.checked) this.#frames[depth] = frame;
+    }
     this.#top = frame;
-    this.#depth++;
+    this.#depth = depth + 1;
     return frame;
   }
 
   // --- savepoints (atomic spec allocation) -----------------------------------------------------
 
   [savepointKey](): unknown {
-    this.#cache.arm();
-    return new Savepoint(
-      this as Arena<Kind>,
-      this.#offset,
-      this.#watermark,
-      this.#epoch,
-      ++this.#clock,
-      this.#top as FrameImpl<Kind> | undefined,
-    );
+    const record = this.#savepoints.take(this.#depth);
+    const cache = this.#cache;
+    record.offset = this.#offset;
+    record.watermark = this.#watermark;
+    record.epoch = this.#epoch;
+    record.clock = ++this.#clock;
+    record.frameClock = this.#top === undefined ? 0 : this.#top.clock;
+    record.undoFrom = cache === undefined ? 0 : cache.arm();
+    record.era = cache === undefined ? 0 : cache.era;
+    return record.token;
   }
 
   [rollbackKey](token: unknown): void {
+    const record = this.#savepoints.find(this.#depth, token);
     if (
-      !(token instanceof Savepoint) ||
-      token.arena !== (this as Arena<Kind>) ||
-      token.epoch !== this.#epoch ||
-      token.top !== (this.#top as FrameImpl<Kind> | undefined) ||
-      token.offset > this.#offset
+      record === undefined ||
+      record.epoch !== this.#epoch ||
+      record.frameClock !== (this.#top === undefined ? 0 : this.#top.clock) ||
+      record.offset > this.#offset ||
+      // Like a stale mark: a release below it since, and carves there, which it would not release.
+      this.#releases.wentBelow(record.offset, record.clock)
     ) {
       throw badRollback(this.#summary(this.#offset), token);
     }
-    const moved = token.offset < this.#offset;
-    this.#cache.rollback(); // before the release, which disarms the undo log
-    this.#release(token.offset, token.clock, 'rollback');
-    this.#watermark = token.watermark;
+    const moved = record.offset < this.#offset;
+    this.#cache?.rollback(record.era, record.undoFrom); // before the release, which disarms the undo log
+    this.#release(record.offset, record.clock, 'rollback');
+    this.#watermark = record.watermark;
     // A rollback is an internal undo: listeners hear of it only when it released bytes.
     if (moved) this.#notify('retract');
   }

@@ -1,185 +1,384 @@
 /**
  * The carve cache of an unchecked arena: the array objects carved at each offset, so that a repeated
- * carve of the same dtype and dims returns the same object; and its undo log, so that a spec
- * allocation that fails part-way leaves the cache as it was.
+ * carve of the same dtype and dims returns the same object; its eviction policy; and its undo log,
+ * so that a spec allocation that fails part-way leaves the cache as it was.
  *
  * @module
  */
 
 import type { DType, PolArray } from '@pol/core';
+import { sameDims } from '@pol/core/backend';
 
-/** Entries kept per offset: enough for a few shapes that take turns at one offset. */
-const BUCKET_SIZE = 8;
-/** Cache changes remembered for one savepoint; past this a rollback restores everything but cache identity. */
+/** Dense slots at most: 8 KiB of pointers, allocated when the arena is made. */
+const DENSE_SLOTS = 1024;
+const emptySlots: readonly undefined[] = new Array<undefined>(DENSE_SLOTS).fill(undefined);
+
+/**
+ * A first level of `slots` empty slots: filled with undefined, no holes, so that a read of an empty
+ * slot never walks the prototype chain; a copy of a template, several times faster than filling a
+ * new array; and always the same kind of array, so that the arena's hot path sees one.
+ */
+export function emptyFirstLevel(slots: number): (CacheEntry | undefined)[] {
+  return emptySlots.slice(0, slots);
+}
+/** The cache's first limit, in entries, and the most it grows to. */
+const FIRST_LIMIT = 4096;
+const MOST_LIMIT = 1 << 20;
+/**
+ * Ghost slots: at least 2^18 (a megabyte, made at the first emptying), and 16 per entry of the
+ * limit, so that the keys of the last several emptyings are still there when a long cycle comes back.
+ */
+const FEWEST_GHOSTS = 1 << 18;
+const GHOSTS_PER_ENTRY = 16;
+/** Cache changes remembered for the armed savepoints; past this a rollback restores everything but cache identity. */
 const UNDO_LIMIT = 4096;
-// Slots of the dense part (offsets up to DENSE_LIMIT × alignment); 64 Ki slots at most, half a
-// megabyte of pointers.
-const DENSE_LIMIT = 1 << 16;
-// How far past its end the dense part may grow at once. Carves far apart (large arrays) go to the
-// Map instead, so the dense part never fills long runs of empty slots.
-const DENSE_GAP = 16;
 
-/** One cached array: what was carved at an offset, and the bytes the carve took. */
+/**
+ * One cached array: what was carved at `start`, with the key fields the hit path compares laid out
+ * on the entry itself (the dtype, the rank and the first dim), so that a 1-D hit reads nothing else.
+ */
 export class CacheEntry {
+  readonly rank: number;
+  readonly d0: number;
+
   constructor(
+    readonly start: number,
     readonly dtype: DType,
-    readonly dims: readonly number[], // frozen, owned by the cache; validated when carved
+    readonly dims: readonly number[], // interned: frozen and shared; validated when carved
+    readonly end: number, // start + the bytes the carve took (the storage's reserve of its byte length)
     readonly array: PolArray,
-    readonly reserved: number, // the bytes the carve took (the storage's reserve of its byte length)
-  ) {}
+  ) {
+    this.rank = dims.length;
+    this.d0 = dims.length === 0 ? 0 : (dims[0] as number);
+  }
 }
 
-class Bucket {
-  // Invariant: at most BUCKET_SIZE entries, at most one per (dtype, dims).
-  readonly entries: CacheEntry[] = [];
-  // The slot the next insertion replaces once the bucket is full (round robin).
-  next = 0;
+/** A 32-bit hash of an offset and dims, for the second level and the ghost table. */
+function keyHash(start: number, dims: readonly number[]): number {
+  // Small enough to inline for the common 1-D case; other ranks fold every dim in. Lookups hash
+  // what the caller passed before it is validated, so anything at all must hash (to no entry).
+  return Array.isArray(dims) && dims.length === 1 ? mix(offsetBits(start), dims[0] as number) : keyHashOfRank(start, dims);
 }
 
-// One cache change, remembered while a savepoint is armed so that a rollback can undo it.
-class UndoRecord {
-  constructor(
-    readonly offset: number,
-    readonly bucket: Bucket,
-    readonly created: boolean, // the bucket itself was added to the cache
-    readonly slot: number,
-    readonly previous: CacheEntry | undefined, // undefined: the entry was appended
-    readonly previousNext: number,
-  ) {}
+function keyHashOfRank(start: number, dims: readonly number[]): number {
+  let h = offsetBits(start);
+  const rank = Array.isArray(dims) ? dims.length : 0;
+  for (let i = 0; i < rank; i++) h = mix(h, dims[i] as number);
+  return mix(h, rank);
 }
 
-function sameDims(a: readonly number[], b: readonly number[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
+// Offsets past 2^32 (slabs over 4 GiB) mix in their high part; below, no division is needed.
+function offsetBits(start: number): number {
+  return start < 4294967296 ? start | 0 : (start | 0) ^ Math.floor(start / 4294967296);
+}
+
+function mix(h: number, x: number): number {
+  const m = Math.imul(h ^ Math.imul(x | 0, 0x9e3779b1), 0x85ebca6b);
+  return m ^ (m >>> 15);
+}
+
+// An entry's key hash, computed when needed: the first level never needs it, so a first carve does
+// not pay for it.
+function hashOf(entry: CacheEntry): number {
+  return keyHash(entry.start, entry.dims);
+}
+
+// A ghost is a key hash with its lowest bit set (0 marks an empty slot); its slot ignores that bit,
+// so a hash and its ghost land in the same slot.
+function ghostOf(hash: number): number {
+  return hash | 1;
+}
+function ghostSlot(hashOrGhost: number, size: number): number {
+  return (hashOrGhost >>> 1) & (size - 1);
+}
+
+/** Whether `entry` holds `dtype[dims]` at `start`. */
+export function matches(entry: CacheEntry, start: number, dtype: DType, dims: readonly number[]): boolean {
+  return (
+    entry.start === start &&
+    entry.dtype === dtype &&
+    Array.isArray(dims) &&
+    entry.rank === dims.length &&
+    (entry.rank === 1 ? entry.d0 === dims[0] : sameDims(entry.dims, dims))
+  );
 }
 
 /**
- * Offset → the bucket of arrays carved there. Offsets that are multiples of the arena's alignment
- * and close together (consecutive carves of small and medium arrays) live in a dense array indexed
- * by offset / alignment, which a steady loop reads several times faster than a Map; the others
- * (padded starts, carves far apart, offsets past the dense part) live in a Map.
+ * Offset, dtype and dims → the array carved there. Two levels:
+ *
+ * - `dense`, indexed by `start >>> shift`: the first entry carved in each window of 2^shift bytes
+ *   (2^shift is the arena's alignment when the slab has at most 1,024 aligned offsets, else the
+ *   power of two that divides it into at most 1,024 windows). A steady loop's carves hit here: one
+ *   index, then the entry's own fields.
+ * - a hash table keyed by offset and dims, open addressing with linear probing, for every other
+ *   entry: more shapes at one offset, more carves in one window, offsets past 2^32.
+ *
+ * Invariant: the second level holds an entry only in windows whose dense slot is taken (entries go
+ * to the dense slot first, and leave in reverse order or all at once), so a carve at an offset never
+ * seen looks at one empty slot and stops.
+ *
+ * Eviction: nothing per offset. The cache holds up to `limit` entries (4,096 at first); the entry
+ * past the limit empties it, keeping the emptied keys' hashes as ghosts. A miss on a ghost is a
+ * reload: the loop came back for an array the cache threw away. When at least a quarter of the
+ * limit's worth of misses since the last emptying were reloads, the loop's working set does not
+ * fit, and the limit doubles instead (up to 2^20 entries). So a loop whose shapes cycle ends up with
+ * everything cached and allocating nothing (for any cycle of up to about 300,000 arrays: the ghosts
+ * of the last several emptyings are kept, 2^18 of them at least), and a program that keeps making
+ * new shapes keeps its cache at the first limit, or below 8 times the arrays it does reuse.
  */
 export class CarveCache {
-  // Invariants: #dense has no holes (unused slots hold undefined), so it stays a packed array; an
-  // offset's bucket is in #dense or in #sparse, never both.
-  readonly #dense: (Bucket | undefined)[] = [];
-  readonly #sparse = new Map<number, Bucket>();
-  readonly #mask: number; // alignment - 1
-  readonly #shift: number; // log2(alignment)
-  // Cache changes since the armed savepoint; disarmed by any operation a rollback cannot span.
-  readonly #undo: UndoRecord[] = [];
+  /** The first level; never replaced, so the arena may keep a reference to it for its hot path. */
+  readonly dense: (CacheEntry | undefined)[];
+  readonly shift: number;
+  // The second level: a power-of-two table, or empty until the first entry that needs it.
+  #table: (CacheEntry | undefined)[] = [];
+  #tableCount = 0;
+  #count = 0; // entries in both levels
+  #limit = FIRST_LIMIT;
+  // Hashes of emptied-out keys (direct-mapped; 0 is empty), and the reloads since the last emptying.
+  #ghosts: Int32Array | undefined;
+  #reloads = 0;
+  // The undo log: entries added since the armed savepoints, oldest first. Disarmed by any operation
+  // a rollback cannot span; `era` counts the disarmings, so a savepoint knows whether its log is still
+  // the current one.
+  readonly #undo: (CacheEntry | undefined)[] = [];
+  #undoLength = 0;
   #armed = false;
   #overflow = false;
+  #era = 0;
 
-  constructor(alignment: number) {
-    this.#mask = alignment - 1;
-    this.#shift = 31 - Math.clz32(alignment);
+  /** A cache for offsets 0 to `capacity` that are multiples of `alignment` (a power of two), or padded past one. */
+  constructor(alignment: number, capacity: number, firstLimit = FIRST_LIMIT) {
+    // Math.clz32 reads its argument as 32 bits: alignments of 2^31 and more take the largest shift.
+    let shift = alignment >= 2 ** 31 ? 31 : 31 - Math.clz32(alignment);
+    while (shift < 31 && capacity / 2 ** shift >= DENSE_SLOTS) shift++;
+    this.shift = shift;
+    const slots = Math.min(DENSE_SLOTS, Math.floor(capacity / 2 ** shift) + 1);
+    this.dense = emptyFirstLevel(slots);
+    this.#limit = firstLimit;
   }
 
-  /** The entry for `dtype[dims]` at `offset`, if one is cached. */
-  find(offset: number, dtype: DType, dims: readonly number[]): CacheEntry | undefined {
-    const bucket = this.#bucket(offset);
-    if (bucket === undefined) return undefined;
-    const entries = bucket.entries;
-    for (let i = 0; i < entries.length; i++) {
-      const entry = entries[i] as CacheEntry;
-      if (entry.dtype === dtype && sameDims(entry.dims, dims)) return entry;
+  /** How many entries it holds. */
+  get size(): number {
+    return this.#count;
+  }
+
+  /** How many entries it may hold before the next one empties it (or doubles this). */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /** The entry for `dtype[dims]` at `start`, if one is cached. */
+  find(start: number, dtype: DType, dims: readonly number[]): CacheEntry | undefined {
+    const slot = this.#slot(start);
+    if (slot >= 0) {
+      const first = this.dense[slot];
+      if (first === undefined) return undefined;
+      if (matches(first, start, dtype, dims)) return first;
     }
-    return undefined;
+    return this.findBeyond(start, dtype, dims);
   }
 
-  /** Cache `entry` at `offset`, for a key `find` found nothing for; a full bucket evicts round robin. */
-  add(offset: number, entry: CacheEntry): void {
-    const found = this.#bucket(offset);
-    const bucket = found ?? new Bucket();
-    if (found === undefined) this.#setBucket(offset, bucket);
-    const entries = bucket.entries;
-    const full = entries.length >= BUCKET_SIZE;
-    const slot = full ? bucket.next : entries.length;
-    if (this.#armed) this.#remember(new UndoRecord(offset, bucket, found === undefined, slot, entries[slot], bucket.next));
-    entries[slot] = entry;
-    if (full) bucket.next = (bucket.next + 1) % BUCKET_SIZE;
+  /**
+   * The entry for `dtype[dims]` at `start` in the second level: for a caller that found the dense
+   * slot of `start` taken by another entry (or `start` past 2^32, which the dense part cannot index).
+   */
+  findBeyond(start: number, dtype: DType, dims: readonly number[]): CacheEntry | undefined {
+    if (this.#tableCount === 0) return undefined;
+    const table = this.#table;
+    const mask = table.length - 1;
+    if (!Array.isArray(dims) || dims.length !== 1) return this.#findInTable(table, mask, start, dtype, dims);
+    // The 1-D case, spelled out so that it stays inline in the arena's hot path.
+    const d0 = dims[0];
+    for (let i = mix(offsetBits(start), d0 as number) & mask; ; i = (i + 1) & mask) {
+      const entry = table[i];
+      if (entry === undefined) return undefined;
+      if (entry.start === start && entry.d0 === d0 && entry.rank === 1 && entry.dtype === dtype) return entry;
+    }
+  }
+
+  /** Cache `entry`, for a key `find` found nothing for. May empty the cache first (see the class). */
+  add(entry: CacheEntry): void {
+    // The common case, a first carve into an empty window with nothing to remember, takes a slot.
+    const start = entry.start;
+    if (this.#count < this.#limit && !this.#armed && this.#ghosts === undefined && start < 4294967296) {
+      const slot = start >>> this.shift;
+      if (this.dense[slot] === undefined) {
+        this.dense[slot] = entry;
+        this.#count++;
+        return;
+      }
+    }
+    this.#addAnywhere(entry);
+  }
+
+  #addAnywhere(entry: CacheEntry): void {
+    if (this.#count >= this.#limit) this.#full();
+    const ghosts = this.#ghosts;
+    if (ghosts !== undefined) {
+      const hash = hashOf(entry);
+      if (ghosts[ghostSlot(hash, ghosts.length)] === ghostOf(hash)) this.#reloads++;
+    }
+    const slot = this.#slot(entry.start);
+    if (slot >= 0 && this.dense[slot] === undefined) this.dense[slot] = entry;
+    else this.#insert(entry);
+    this.#count++;
+    if (this.#armed && !this.#overflow) {
+      if (this.#undoLength === UNDO_LIMIT) this.#overflow = true;
+      else this.#undo[this.#undoLength++] = entry;
+    }
   }
 
   // --- the undo log ----------------------------------------------------------------------------
 
-  /** Start remembering changes, for a savepoint; forgets what an earlier savepoint remembered. */
-  arm(): void {
-    this.#undo.length = 0;
-    this.#armed = true;
-    this.#overflow = false;
+  /**
+   * Start (or keep) remembering added entries, for a savepoint. Returns where this savepoint's part
+   * of the log starts; `era` tells the savepoint's log apart from later ones.
+   */
+  arm(): number {
+    if (!this.#armed || this.#overflow) {
+      // A log that overflowed can restore nothing: start a new one, in a new era.
+      if (this.#armed) this.disarm();
+      this.#armed = true;
+      this.#overflow = false;
+    }
+    return this.#undoLength;
+  }
+
+  /** Which log `arm` appends to: it changes at every disarm. */
+  get era(): number {
+    return this.#era;
   }
 
   /** Stop remembering: an operation a rollback cannot span (a mark, a frame, a release) happened. */
   disarm(): void {
+    if (!this.#armed) return;
     this.#armed = false;
+    this.#era++;
+    this.#undo.fill(undefined, 0, this.#undoLength); // drop the references, keep the capacity
+    this.#undoLength = 0;
   }
 
   /**
-   * Undo every change since `arm`, if the log is still armed and complete; otherwise leave the
-   * cache as it is (a rollback then restores everything but the cache's identity). Disarms.
+   * Remove every entry added since the savepoint that armed at `from` in `era`, if that log is still
+   * armed and complete; otherwise leave the cache as it is (the rollback then restores everything
+   * but the cache's identity).
    */
-  rollback(): void {
-    if (this.#armed && !this.#overflow) {
-      const undo = this.#undo;
-      for (let i = undo.length - 1; i >= 0; i--) {
-        const r = undo[i];
-        if (r === undefined) continue;
-        if (r.created) {
-          this.#delete(r.offset);
-          continue;
-        }
-        if (r.previous === undefined) r.bucket.entries.length = r.slot;
-        else r.bucket.entries[r.slot] = r.previous;
-        r.bucket.next = r.previousNext;
-      }
+  rollback(era: number, from: number): void {
+    if (!this.#armed || era !== this.#era || this.#overflow || from > this.#undoLength) return;
+    const undo = this.#undo;
+    for (let i = this.#undoLength - 1; i >= from; i--) {
+      this.#remove(undo[i] as CacheEntry);
+      undo[i] = undefined;
     }
-    this.#undo.length = 0;
-    this.#armed = false;
+    this.#undoLength = from;
   }
 
-  #remember(record: UndoRecord): void {
-    if (this.#undo.length >= UNDO_LIMIT) {
-      this.#overflow = true;
+  // --- levels ----------------------------------------------------------------------------------
+
+  // The dense slot of `start`, or -1 past 2^32 (where `>>>` would wrap).
+  #slot(start: number): number {
+    return start < 4294967296 ? start >>> this.shift : -1;
+  }
+
+  #findInTable(
+    table: readonly (CacheEntry | undefined)[],
+    mask: number,
+    start: number,
+    dtype: DType,
+    dims: readonly number[],
+  ): CacheEntry | undefined {
+    for (let i = keyHash(start, dims) & mask; ; i = (i + 1) & mask) {
+      const entry = table[i];
+      if (entry === undefined) return undefined;
+      if (matches(entry, start, dtype, dims)) return entry;
+    }
+  }
+
+  #insert(entry: CacheEntry): void {
+    if ((this.#tableCount + 1) * 4 > this.#table.length) this.#grow(); // at most a quarter full: short probes
+    const table = this.#table;
+    const mask = table.length - 1;
+    let i = hashOf(entry) & mask;
+    while (table[i] !== undefined) i = (i + 1) & mask;
+    table[i] = entry;
+    this.#tableCount++;
+  }
+
+  #grow(): void {
+    const old = this.#table;
+    const table: (CacheEntry | undefined)[] = [];
+    for (let i = Math.max(16, old.length * 2); i > 0; i--) table.push(undefined);
+    this.#table = table;
+    const mask = table.length - 1;
+    for (const entry of old) {
+      if (entry === undefined) continue;
+      let i = hashOf(entry) & mask;
+      while (table[i] !== undefined) i = (i + 1) & mask;
+      table[i] = entry;
+    }
+  }
+
+  #remove(entry: CacheEntry): void {
+    this.#count--;
+    const slot = this.#slot(entry.start);
+    if (slot >= 0 && this.dense[slot] === entry) {
+      this.dense[slot] = undefined;
       return;
     }
-    this.#undo.push(record);
-  }
-
-  // --- offset → bucket -------------------------------------------------------------------------
-
-  // The dense slot `offset` would take, or -1 when it can only live in the Map.
-  #slot(offset: number): number {
-    if (offset >= 0x40000000 || (offset & this.#mask) !== 0) return -1;
-    const slot = offset >>> this.#shift;
-    return slot < DENSE_LIMIT ? slot : -1;
-  }
-
-  #bucket(offset: number): Bucket | undefined {
-    const slot = this.#slot(offset);
-    if (slot >= 0 && slot < this.#dense.length) {
-      const bucket = this.#dense[slot];
-      if (bucket !== undefined) return bucket;
+    // Backward-shift deletion keeps every probe sequence unbroken without tombstones.
+    const table = this.#table;
+    const mask = table.length - 1;
+    let hole = hashOf(entry) & mask;
+    while (table[hole] !== entry) hole = (hole + 1) & mask;
+    for (let i = (hole + 1) & mask; ; i = (i + 1) & mask) {
+      const next = table[i];
+      if (next === undefined) break;
+      const home = hashOf(next) & mask;
+      // `next` may move back into the hole unless its home lies cyclically in (hole, i].
+      const stays = hole <= i ? hole < home && home <= i : hole < home || home <= i;
+      if (stays) continue;
+      table[hole] = next;
+      hole = i;
     }
-    return this.#sparse.size === 0 ? undefined : this.#sparse.get(offset);
+    table[hole] = undefined;
+    this.#tableCount--;
   }
 
-  // Only for an offset #bucket found nothing at.
-  #setBucket(offset: number, bucket: Bucket): void {
-    const slot = this.#slot(offset);
-    const dense = this.#dense;
-    if (slot < 0 || slot > dense.length + DENSE_GAP) {
-      this.#sparse.set(offset, bucket);
+  // The limit is reached: double it if a quarter of the misses since the last emptying were reloads
+  // (the loop came back for what the cache threw away), else empty the cache, keeping the keys as
+  // ghosts. Never while an armed savepoint could
+  // still ask for an exact rollback: the cache then runs past its limit, by at most the undo log.
+  #full(): void {
+    if (this.#armed && !this.#overflow) return;
+    if (this.#reloads * 4 >= this.#limit && this.#limit < MOST_LIMIT) {
+      this.#limit *= 2;
+      this.#reloads = 0;
       return;
     }
-    while (dense.length < slot) dense.push(undefined);
-    dense[slot] = bucket;
+    let ghosts = this.#ghosts;
+    const size = Math.max(FEWEST_GHOSTS, this.#limit * GHOSTS_PER_ENTRY);
+    if (ghosts === undefined || ghosts.length < size) {
+      const bigger = new Int32Array(size);
+      if (ghosts !== undefined) for (const g of ghosts) if (g !== 0) bigger[ghostSlot(g, size)] = g;
+      ghosts = bigger;
+      this.#ghosts = ghosts;
+    }
+    emptyInto(this.dense, ghosts);
+    emptyInto(this.#table, ghosts);
+    this.#tableCount = 0;
+    this.#count = 0;
+    this.#reloads = 0;
   }
+}
 
-  #delete(offset: number): void {
-    const slot = this.#slot(offset);
-    if (slot >= 0 && slot < this.#dense.length && this.#dense[slot] !== undefined) this.#dense[slot] = undefined;
-    else this.#sparse.delete(offset);
+// Empty every slot of `slots`, keeping the key of each entry in it as a ghost.
+function emptyInto(slots: (CacheEntry | undefined)[], ghosts: Int32Array): void {
+  for (let i = 0; i < slots.length; i++) {
+    const entry = slots[i];
+    if (entry === undefined) continue;
+    const hash = hashOf(entry);
+    ghosts[ghostSlot(hash, ghosts.length)] = ghostOf(hash);
+    slots[i] = undefined;
   }
 }

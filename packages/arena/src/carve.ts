@@ -1,4 +1,5 @@
-import { type ArrayOf, type DType, frozenDims } from '@pol/core';
+import type { ArrayOf, DType } from '@pol/core';
+import { shapeText } from '@pol/core/backend';
 import { CarveRangeError, MisalignedCarveError } from './errors.js';
 import { CarveSize, elementPadding, measureCarve } from './layout.js';
 import { storageFor } from './registry.js';
@@ -36,14 +37,14 @@ export function carve<S extends Slab, D extends DType>(
 ): ArrayOf<SlabKind<S>, D> {
   const storage = storageFor(slab, 'carve(slab, offset, dtype, dims)');
   storage.checkSlab?.(slab as never);
-  const { reserved, elementAlignment: size } = measureCarve(storage, dtype, dims, new CarveSize());
+  const { reserved, elementAlignment: size, dims: shared } = measureCarve(storage, dtype, dims, new CarveSize());
   const capacity = storage.byteLength(slab as never);
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
     throw new CarveRangeError(`carve: offset must be a non-negative integer byte offset into the slab, got ${String(offset)}.`);
   }
   if (offset + reserved > capacity) {
     throw new CarveRangeError(
-      `carve: ${dtype}[${dims.join(', ')}] at offset ${offset} needs bytes ${offset} to ${offset + reserved}, ` +
+      `carve: ${shapeText(dtype, dims)} at offset ${offset} needs bytes ${offset} to ${offset + reserved}, ` +
         `but the ${storage.name} slab has ${capacity} bytes. Carve within the slab.`,
     );
   }
@@ -56,5 +57,5 @@ export function carve<S extends Slab, D extends DType>(
         (base % size === 0 ? '.' : ' (the slab itself starts off that grid, so account for its byteOffset).'),
     );
   }
-  return storage.carve(slab as never, offset, dtype, frozenDims(dims)) as ArrayOf<SlabKind<S>, D>;
+  return storage.carve(slab as never, offset, dtype, shared) as ArrayOf<SlabKind<S>, D>;
 }

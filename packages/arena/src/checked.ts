@@ -6,6 +6,7 @@
  */
 
 import { type DType, dtypeInfo } from '@pol/core';
+import { shapeText } from '@pol/core/backend';
 import { StaleArrayError } from './errors.js';
 import type { AnyStorage, ArrayLife } from './storage.js';
 
@@ -62,7 +63,7 @@ export class CarveLife implements ArrayLife {
 
   #stale(death: Death): StaleArrayError {
     return new StaleArrayError(
-      `${this.dtype}[${this.dims.join(', ')}] (carved at offset ${this.start}) is stale: ${death.describe()}. ` +
+      `${shapeText(this.dtype, this.dims)} (carved at offset ${this.start}) is stale: ${death.describe()}. ` +
         'Its bytes have been poisoned and may be handed out again. Read an array only while its frame is open; ' +
         'copy what must outlive the frame, or allocate it from the arena (or an outer frame) before opening the frame.',
     );

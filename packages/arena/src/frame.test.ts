@@ -311,3 +311,98 @@ describe('async frames', () => {
     expect(await Promise.all([task(fresh(), 1), task(fresh(), 2), task(fresh(), 3)])).toEqual([1, 2, 3]);
   });
 });
+
+describe('frame objects are reused (unchecked mode)', () => {
+  test('opening and closing reuses one frame object per depth', () => {
+    const arena = fresh();
+    const seen: ArenaFrame<'host'>[][] = [];
+    for (let pass = 0; pass < 3; pass++) {
+      scratchspace(arena, (outer) => {
+        scratchspace(outer, (inner) => {
+          seen.push([outer as ArenaFrame<'host'>, inner as ArenaFrame<'host'>]);
+        });
+      });
+    }
+    const [first, ...rest] = seen as [ArenaFrame<'host'>[], ...ArenaFrame<'host'>[][]];
+    expect(first[0]).not.toBe(first[1]);
+    for (const frames of rest) {
+      expect(frames[0]).toBe(first[0]);
+      expect(frames[1]).toBe(first[1]);
+    }
+  });
+
+  test('a kept frame refuses every use while it is closed, changing nothing', () => {
+    const arena = fresh();
+    const kept = scratchspace(arena, (frame) => frame as ArenaFrame<'host'>);
+    alloc(arena, 'uint8', 3);
+    expect(kept.isOpen).toBe(false);
+    expect(String(kept)).toMatch(/^Frame\(start 0, closed/);
+    for (const use of [
+      () => kept.alloc('float32', [2]),
+      () => kept.tryAlloc('float32', [2]),
+      () => alloc(kept, 'float32', 2),
+      () => alloc(kept, { a: Undef('float32', 2) }),
+      () => kept[openFrameKey](),
+      () => scratchspace(kept, () => 1),
+      () => mark(kept),
+    ]) {
+      expectRefused(arena, 'POL_FRAME_CLOSED', use);
+    }
+    kept.close(); // closing a closed frame does nothing
+    expect(arena.describe()).toMatchObject({ offset: 3, openFrames: 0 });
+  });
+
+  test('a kept frame is the next frame opened at its depth: it serves as that frame while it is open', () => {
+    const arena = fresh();
+    const kept = scratchspace(arena, (frame) => frame as ArenaFrame<'host'>);
+    alloc(arena, 'uint8', 8);
+    scratchspace(arena, (frame) => {
+      // The aliasing the README describes: the kept handle and the new frame are one object.
+      expect(frame).toBe(kept);
+      expect(kept.isOpen).toBe(true);
+      expect(kept.start).toBe(8);
+      expect(kept.alloc('uint8', [4]).data.byteOffset).toBe(16);
+    });
+    expect(kept.isOpen).toBe(false);
+    expect(arena.describe()).toMatchObject({ offset: 8, openFrames: 0 });
+  });
+
+  test('a frame at another depth never reuses a kept one', () => {
+    const arena = fresh();
+    const kept = scratchspace(arena, (frame) => frame as ArenaFrame<'host'>);
+    scratchspace(arena, (outer) => {
+      scratchspace(outer, (inner) => {
+        expect(inner).not.toBe(kept);
+        expect(kept.isOpen).toBe(true); // it is `outer`
+        expect(outer).toBe(kept);
+      });
+    });
+  });
+
+  test('checked mode makes a fresh frame every time: a kept frame stays closed for good', () => {
+    const arena = new Arena(new ArrayBuffer(1024), { checked: true });
+    const kept = scratchspace(arena, (frame) => frame as ArenaFrame<'host'>);
+    const frames = new Set<unknown>([kept]);
+    for (let i = 0; i < 5; i++) {
+      scratchspace(arena, (frame) => {
+        frames.add(frame);
+        expect(kept.isOpen).toBe(false);
+        expect(() => kept.alloc('uint8', [1])).toThrow(FrameClosedError);
+      });
+    }
+    expect(frames.size).toBe(6);
+  });
+
+  test('a frame open and close, with a carve in it, allocates no frame objects once steady', () => {
+    const arena = fresh();
+    const open = () => {
+      const frame = arena[openFrameKey]();
+      frame.alloc('float32', [4]);
+      frame.close();
+      return frame;
+    };
+    const first = open();
+    for (let i = 0; i < 10; i++) expect(open()).toBe(first);
+    expect(arena.describe().arraysCreated).toBe(1);
+  });
+});

@@ -5,20 +5,9 @@
  * @module
  */
 
-import {
-  type ArrayOf,
-  type DType,
-  FrameClosedError,
-  frameKey,
-  type Kind,
-  openFrameKey,
-  rollbackKey,
-  type Space,
-  savepointKey,
-  spaceKey,
-} from '@pol/core';
+import { type ArrayOf, type DType, FrameClosedError, type Kind, type Space } from '@pol/core';
+import { frameKey, openFrameKey, rollbackKey, savepointKey, shapeText, spaceKey } from '@pol/core/backend';
 import type { Arena } from './arena.js';
-import { describeDims } from './refusals.js';
 import type { ArenaFrame } from './types.js';
 
 /**
@@ -45,34 +34,76 @@ export interface FrameOps {
 /** Filled in by the arena's class when its module loads. */
 export const frameOps = {} as FrameOps;
 
-/** The one class of arena frames. */
+/**
+ * The one class of arena frames. An unchecked arena reuses its frame objects, one per depth: a
+ * closed frame is opened again by the next frame opened at its depth (see {@link FrameImpl.reopen}),
+ * so opening and closing a frame allocates nothing. Until then it stays closed and refuses every use.
+ */
 export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
   readonly [spaceKey]: K;
   declare readonly [frameKey]: true;
   // Invariant: open exactly while this frame is on its arena's chain of open frames.
   #open = true;
+  #parent: Space<K>;
+  #start: number;
+  #clock: number;
+  #outer: FrameImpl<K> | undefined;
 
   constructor(
     readonly arena: Arena<K>,
-    readonly parent: Space<K>,
-    readonly start: number, // the arena's offset at open; closing retracts to it
-    readonly clock: number, // the arena's clock at open: carves made through this frame (or inside it) have clock ≥ this
-    readonly outer: FrameImpl<K> | undefined, // the frame that was innermost when this one opened
+    parent: Space<K>,
+    start: number,
+    clock: number,
+    outer: FrameImpl<K> | undefined,
   ) {
     this[spaceKey] = arena[spaceKey];
+    this.#parent = parent;
+    this.#start = start;
+    this.#clock = clock;
+    this.#outer = outer;
+  }
+
+  /** Open this closed frame again as a new frame: what its arena does instead of making one. */
+  reopen(parent: Space<K>, start: number, clock: number, outer: FrameImpl<K> | undefined): this {
+    this.#parent = parent;
+    this.#start = start;
+    this.#clock = clock;
+    this.#outer = outer;
+    this.#open = true;
+    return this;
   }
 
   get isOpen(): boolean {
     return this.#open;
   }
 
+  /** The space it was opened on: its arena, or the frame it is nested in. */
+  get parent(): Space<K> {
+    return this.#parent;
+  }
+
+  /** The arena's offset at open; closing retracts to it. */
+  get start(): number {
+    return this.#start;
+  }
+
+  /** The arena's clock at open: carves made through this frame (or inside it) have a clock at least this. */
+  get clock(): number {
+    return this.#clock;
+  }
+
+  /** The frame that was innermost when this one opened. */
+  get outer(): FrameImpl<K> | undefined {
+    return this.#outer;
+  }
+
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
-    if (!this.#open) throw this.#closed(`allocate ${dtype}[${describeDims(dims)}]`);
+    if (!this.#open) throw this.#closed(`allocate ${shapeText(dtype, dims)}`);
     return frameOps.alloc(this.arena, this, dtype, dims, false) as ArrayOf<K, D>;
   }
 
   tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined {
-    if (!this.#open) throw this.#closed(`allocate ${dtype}[${describeDims(dims)}]`);
+    if (!this.#open) throw this.#closed(`allocate ${shapeText(dtype, dims)}`);
     return frameOps.alloc(this.arena, this, dtype, dims, true);
   }
 

@@ -1,12 +1,5 @@
-import {
-  type ArrayOf,
-  type DType,
-  describeValue,
-  type Frame,
-  FrameClosedError,
-  InvalidArgumentError,
-  type Kind,
-} from '@pol/core';
+import { type ArrayOf, type DType, type Frame, FrameClosedError, InvalidArgumentError, type Kind } from '@pol/core';
+import { describeValue } from '@pol/core/backend';
 import { type Arena, arenaOf, isArenaFrame } from './arena.js';
 import { NotAnArenaError } from './errors.js';
 import type { Mark } from './mark.js';

@@ -1,14 +1,5 @@
-import {
-  type ArrayFamily,
-  type DType,
-  dtypeInfo,
-  elementCount,
-  familyKey,
-  type HostArray,
-  hostFamily,
-  makeHostArray,
-  type TypedArrayOf,
-} from '@pol/core';
+import { type DType, type DTypeInfo, dtypeInfo, type HostArray, type PolArray, type TypedArrayOf } from '@pol/core';
+import { type ArrayFamily, familyKey, hostFamily, makeHostArray, shapeText } from '@pol/core/backend';
 import { InvalidSlabError } from './errors.js';
 import type { ArrayLife, SlabStorage, WasmMemory } from './storage.js';
 
@@ -27,8 +18,30 @@ import type { ArrayLife, SlabStorage, WasmMemory } from './storage.js';
  */
 export const POISON_BYTE = 0xa5;
 
+// The last dtype viewed and its TypedArray class: a run of carves of one dtype looks it up once.
+let lastDtype: unknown;
+let LastTypedArray: DTypeInfo['TypedArray'] | undefined;
+
 function view<D extends DType>(buffer: ArrayBufferLike, byteOffset: number, dtype: D, dims: readonly number[]): TypedArrayOf<D> {
-  return new (dtypeInfo(dtype).TypedArray)(buffer, byteOffset, elementCount(dims));
+  let TypedArray = LastTypedArray;
+  if (dtype !== lastDtype || TypedArray === undefined) {
+    TypedArray = dtypeInfo(dtype).TypedArray;
+    LastTypedArray = TypedArray;
+    lastDtype = dtype;
+  }
+  return new TypedArray(buffer, byteOffset, count(dims)) as TypedArrayOf<D>;
+}
+
+// prod(dims), for dims the arena or carve() has validated (a storage is only ever called with those):
+// no checks, and a zero dim ends the product before huge ones could overflow it.
+function count(dims: readonly number[]): number {
+  let n = 1;
+  for (let i = 0; i < dims.length; i++) {
+    const d = dims[i] as number;
+    if (d === 0) return 0;
+    n *= d;
+  }
+  return n;
 }
 
 function poisonBytes(buffer: ArrayBufferLike, byteOffset: number, byteLength: number, dtype: DType | undefined): void {
@@ -78,7 +91,7 @@ class WasmHostArray<D extends DType> implements HostArray<D> {
   }
 
   toString(): string {
-    return `HostArray(${this.dtype}[${this.dims.join(', ')}] in WebAssembly.Memory)`;
+    return `HostArray(${shapeText(this.dtype, this.dims)} in WebAssembly.Memory)`;
   }
 }
 
@@ -114,7 +127,7 @@ class CheckedHostArray<D extends DType> implements HostArray<D> {
   }
 
   toString(): string {
-    return `HostArray(${this.dtype}[${this.dims.join(', ')}], checked, ${this.#life.alive ? 'live' : 'dead'})`;
+    return `HostArray(${shapeText(this.dtype, this.dims)}, checked, ${this.#life.alive ? 'live' : 'dead'})`;
   }
 }
 
@@ -229,3 +242,34 @@ export const wasmMemoryStorage: SlabStorage<WasmMemory, 'host'> = Object.freeze(
   poison: (slab: WasmMemory, offset: number, byteLength: number, dtype?: DType) =>
     poisonBytes(slab.buffer, offset, byteLength, dtype),
 });
+
+/**
+ * A carve that is told the TypedArray class and the element count, which an arena has just worked
+ * out while measuring the carve, so that neither is looked up again.
+ */
+export type KnownCarve = (
+  slab: unknown,
+  offset: number,
+  dtype: DType,
+  dims: readonly number[],
+  TypedArray: DTypeInfo['TypedArray'],
+  count: number,
+) => PolArray;
+
+const knownArrayBufferCarve: KnownCarve = (slab, offset, dtype, dims, TypedArray, count) =>
+  makeHostArray(dtype, dims, new TypedArray(slab as ArrayBufferLike, offset, count));
+
+const knownUint8ArrayCarve: KnownCarve = (slab, offset, dtype, dims, TypedArray, count) => {
+  const bytes = slab as Uint8Array;
+  return makeHostArray(dtype, dims, new TypedArray(bytes.buffer, bytes.byteOffset + offset, count));
+};
+
+/**
+ * The known-count carve of a built-in storage that makes plain host arrays, or undefined for any
+ * other storage (a copy of a built-in with its own `carve` included: only these very objects qualify).
+ */
+export function knownCarveOf(storage: unknown): KnownCarve | undefined {
+  if (storage === arrayBufferStorage || storage === sharedArrayBufferStorage) return knownArrayBufferCarve;
+  if (storage === uint8ArrayStorage) return knownUint8ArrayCarve;
+  return undefined;
+}

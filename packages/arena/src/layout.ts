@@ -5,14 +5,24 @@
  * @module
  */
 
-import { byteLength, type DType, dtypeInfo } from '@pol/core';
+import { byteLength, type DType, type DTypeInfo, dtypeInfo, elementCount } from '@pol/core';
+import { internDims, sameDims } from '@pol/core/backend';
 import type { AnyStorage } from './storage.js';
 
 /**
  * A carve's measurements, filled in by {@link measureCarve}. The arena keeps one and refills it on
- * every miss, so measuring allocates nothing.
+ * every miss, so measuring allocates nothing. It remembers what it measured last, so a run of first
+ * carves of one shape (every array of a layer, say) validates and looks the dtype up once.
  */
 export class CarveSize {
+  /** The dtype measured. */
+  dtype: unknown = undefined;
+  /** The dims measured, interned (frozen and shared): what the carved array gets. */
+  dims: readonly number[] = noDims;
+  /** What dtypeInfo says of the dtype. */
+  info: DTypeInfo | undefined = undefined;
+  /** `prod(dims)`. */
+  count = 0;
   /** `byteSize(dtype) × prod(dims)`. */
   bytes = 0;
   /** What the carve takes from the slab: the storage's `reserve(bytes)`, or `bytes`. */
@@ -21,18 +31,37 @@ export class CarveSize {
   elementAlignment = 1;
 }
 
+const noDims: readonly number[] = Object.freeze([]);
+
 /**
- * Validate `dtype[dims]` and measure a carve of it from `storage` into `out`.
+ * Validate `dtype[dims]` and measure a carve of it from `storage` into `out`, unless `out` already
+ * holds the measurement of this very dtype and dims (validated then).
  *
  * @throws {UnknownDTypeError} for a dtype Pol does not know.
  * @throws {InvalidShapeError} for dims that are not an array of non-negative safe integers, or too many bytes.
  */
 export function measureCarve(storage: AnyStorage, dtype: DType, dims: readonly number[], out: CarveSize): CarveSize {
-  const bytes = byteLength(dtype, dims); // validates dtype and dims
+  const last = out.dims;
+  if (
+    dtype === out.dtype &&
+    Array.isArray(dims) &&
+    (dims.length === 1 ? last.length === 1 && last[0] === dims[0] : sameDims(last, dims))
+  ) {
+    return out;
+  }
+  const info = dtypeInfo(dtype); // throws for an unknown dtype, before dims are looked at (as byteLength does)
+  const count = elementCount(dims); // validates dims
+  let bytes = count * info.byteSize;
+  // Past the safe range: core's byteLength throws the error that says so.
+  if (!Number.isSafeInteger(bytes)) bytes = byteLength(dtype, dims);
   const reserve = storage.reserve;
+  out.dtype = dtype;
+  out.dims = internDims(dims);
+  out.info = info;
+  out.count = count;
   out.bytes = bytes;
   out.reserved = reserve === undefined ? bytes : reserve.call(storage, bytes);
-  out.elementAlignment = dtypeInfo(dtype).alignment;
+  out.elementAlignment = info.alignment;
   return out;
 }
 
@@ -41,7 +70,9 @@ export function measureCarve(storage: AnyStorage, dtype: DType, dims: readonly n
  * multiple of `elementAlignment`, as JavaScript requires of a view: 0 when it already is.
  */
 export function elementPadding(base: number, offset: number, elementAlignment: number): number {
-  const misfit = (base + offset) % elementAlignment;
+  const at = base + offset;
+  // Element sizes are powers of two: below 2^30 a mask does what `%` does, without a division.
+  const misfit = at < 0x40000000 ? at & (elementAlignment - 1) : at % elementAlignment;
   return misfit === 0 ? 0 : elementAlignment - misfit;
 }
 

@@ -4,27 +4,26 @@
  * @module
  */
 
-import { describeValue, InvalidArgumentError } from '@pol/core';
+import { InvalidArgumentError } from '@pol/core';
+import { describeValue, isPowerOfTwo, readOptions } from '@pol/core/backend';
 import { InvalidAlignmentError } from './errors.js';
 import { type AnyStorage, checkStorage } from './storage.js';
 
-const knownOptions = new Set(['alignment', 'checked', 'storage']);
+/** The options of an arena, with their defaults filled in; the alignment is checked by {@link checkAlignment}. */
+export interface ArenaSettings {
+  readonly alignment: unknown;
+  readonly checked: boolean;
+  readonly storage: AnyStorage | undefined;
+}
 
-export function readOptions(options: unknown): { alignment: unknown; checked: boolean; storage: AnyStorage | undefined } {
-  if (options === undefined) return { alignment: 256, checked: false, storage: undefined };
-  if (typeof options !== 'object' || options === null) {
-    throw new InvalidArgumentError(
-      `new Arena(slab, options) takes an options object such as { alignment: 256, checked: false }, got ${describeValue(options)}.`,
-    );
-  }
-  const o = options as { alignment?: unknown; checked?: unknown; storage?: unknown };
-  for (const key of Object.keys(o)) {
-    if (!knownOptions.has(key)) {
-      throw new InvalidArgumentError(
-        `new Arena: unknown option '${key}'. The options are alignment (a power of two), checked (a boolean) and storage (a SlabStorage).`,
-      );
-    }
-  }
+/**
+ * Read `new Arena(slab, options)`'s options.
+ *
+ * @throws {InvalidArgumentError} for options that are not an object, an unknown option, a `checked`
+ * that is not a boolean, or a `storage` that is not a SlabStorage.
+ */
+export function arenaSettings(options: unknown): ArenaSettings {
+  const o = readOptions('new Arena(slab, options)', options, ['alignment', 'checked', 'storage']);
   if (o.checked !== undefined && typeof o.checked !== 'boolean') {
     throw new InvalidArgumentError(`new Arena: checked must be true or false, got ${describeValue(o.checked)}.`);
   }
@@ -36,13 +35,13 @@ export function readOptions(options: unknown): { alignment: unknown; checked: bo
   };
 }
 
+/**
+ * `alignment`, checked to be a power of two.
+ *
+ * @throws {InvalidAlignmentError} for anything else.
+ */
 export function checkAlignment(alignment: unknown): number {
-  if (
-    typeof alignment !== 'number' ||
-    !Number.isSafeInteger(alignment) ||
-    alignment < 1 ||
-    (alignment > 2 ** 30 ? !Number.isInteger(Math.log2(alignment)) : (alignment & (alignment - 1)) !== 0)
-  ) {
+  if (!isPowerOfTwo(alignment)) {
     throw new InvalidAlignmentError(
       `new Arena: alignment must be a power of two (1, 2, 4, ..., 256, ...), got ${describeValue(alignment)}. ` +
         'Leave it out for the default, 256.',

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type DType, describeValue, InvalidArgumentError } from '@pol/core';
+import { type DType, InvalidArgumentError } from '@pol/core';
+import { describeValue, shapeText } from '@pol/core/backend';
 import {
   ArenaFullError,
   ContendedError,
@@ -14,11 +15,6 @@ import {
   MarkAboveOffsetError,
   StaleMarkError,
 } from './errors.js';
-
-/** `dims` for a message, whatever the caller passed as dims. */
-export function describeDims(dims: unknown): string {
-  return Array.isArray(dims) ? dims.join(', ') : describeValue(dims);
-}
 
 /** What an arena knows about itself when it refuses: its summary line and its counters. */
 export interface ArenaState {
@@ -34,7 +30,7 @@ export function arenaFull(arena: ArenaState, dtype: DType, dims: readonly number
   const padding = start - arena.offset;
   const available = arena.capacity - arena.offset;
   return new ArenaFullError(
-    `${arena.summary} is full: ${dtype}[${dims.join(', ')}] needs ${requested} bytes` +
+    `${arena.summary} is full: ${shapeText(dtype, dims)} needs ${requested} bytes` +
       (padding > 0 ? ` (plus ${padding} bytes of padding to start it at offset ${start})` : '') +
       `, but only ${available} of ${arena.capacity} bytes are left (watermark ${arena.watermark}). ` +
       'An arena never grows: size the slab from watermark(arena) after a warm-up pass, release scratch with a frame or retract, ' +
@@ -48,7 +44,7 @@ export function arenaFull(arena: ArenaState, dtype: DType, dims: readonly number
 /** Allocating from `what` (the arena, or a frame) while `top` is open inside it. */
 export function allocOrder(what: string, top: string, dtype: DType, dims: readonly number[]): FrameOrderError {
   return new FrameOrderError(
-    `Cannot allocate ${dtype}[${dims.join(', ')}] from ${what}: ${top} is open inside it, ` +
+    `Cannot allocate ${shapeText(dtype, dims)} from ${what}: ${top} is open inside it, ` +
       "and its close would release the new array's bytes while you still hold it. " +
       'Allocate from the innermost open frame (the one scratchspace passed you, or ambientspace()); ' +
       'allocate what must outlive the frame before opening it. If another async task holds this arena, give each task its own arena.',

@@ -5,7 +5,8 @@
  * @module
  */
 
-import { describeValue, type Kind } from '@pol/core';
+import type { Kind } from '@pol/core';
+import { describeValue } from '@pol/core/backend';
 import { InvalidSlabError } from './errors.js';
 import { arrayBufferStorage, sharedArrayBufferStorage, uint8ArrayStorage, wasmMemoryStorage } from './host.js';
 import { type AnyStorage, checkStorage, type SlabStorage } from './storage.js';

@@ -1,22 +1,64 @@
 /**
  * Savepoints: what an arena remembers before a spec allocation, so that one failing part-way can
- * be rolled back and leave the arena as it was.
+ * be rolled back and leave the arena as it was. A token is a number, and the records live in small
+ * reused rings, one per frame depth, so taking a savepoint allocates nothing once a loop is steady.
  *
  * @module
  */
 
-import type { Kind } from '@pol/core';
-import type { Arena } from './arena.js';
-import type { FrameImpl } from './frame.js';
+/** Records kept per frame depth: how many savepoints at one depth a rollback can reach back over. */
+export const SAVEPOINT_RING = 8;
 
-/** The token `arena[savepointKey]()` returns and `arena[rollbackKey](token)` takes. */
-export class Savepoint {
-  constructor(
-    readonly arena: Arena<Kind>,
-    readonly offset: number,
-    readonly watermark: number,
-    readonly epoch: number,
-    readonly clock: number,
-    readonly top: FrameImpl<Kind> | undefined,
-  ) {}
+// Tokens are unique across every arena of the process, so a token never names a record of another
+// arena. 2^53 / 8 savepoints would be needed to run out.
+let issued = 0;
+
+/** What a savepoint remembers. Reused: `token` says which savepoint it holds now. */
+export class SavepointRecord {
+  token = 0;
+  offset = 0;
+  watermark = 0;
+  epoch = 0;
+  clock = 0; // the arena's clock when taken: a rollback releases carves made at or after it
+  frameClock = 0; // the clock of the innermost open frame when taken (0: none)
+  era = 0; // the carve cache's undo-log era when taken
+  undoFrom = 0; // where this savepoint's part of the undo log starts
+}
+
+/**
+ * The savepoint records of one arena. A savepoint can only be rolled back while the frame that was
+ * innermost when it was taken is still innermost, so records are kept per frame depth: the scratch
+ * savepoints a verb takes inside its frame never overwrite the savepoint of its outputs, taken one
+ * depth out. At one depth the last {@link SAVEPOINT_RING} savepoints stay valid; an older token is
+ * refused, never confused with a newer savepoint.
+ */
+export class Savepoints {
+  readonly #rings: SavepointRecord[][] = [];
+  readonly #next: number[] = [];
+
+  /** A record for a new savepoint at frame depth `depth`, with its new token set. */
+  take(depth: number): SavepointRecord {
+    const rings = this.#rings;
+    while (rings.length <= depth) {
+      rings.push([]);
+      this.#next.push(0);
+    }
+    const ring = rings[depth] as SavepointRecord[];
+    const slot = this.#next[depth] as number;
+    this.#next[depth] = (slot + 1) % SAVEPOINT_RING;
+    let record = ring[slot];
+    if (record === undefined) {
+      record = new SavepointRecord();
+      ring.push(record);
+    }
+    record.token = ++issued * SAVEPOINT_RING + slot;
+    return record;
+  }
+
+  /** The record `token` names at frame depth `depth`, if it still holds that savepoint. */
+  find(depth: number, token: unknown): SavepointRecord | undefined {
+    if (typeof token !== 'number' || !Number.isSafeInteger(token) || token <= 0) return undefined;
+    const record = this.#rings[depth]?.[token % SAVEPOINT_RING];
+    return record !== undefined && record.token === token ? record : undefined;
+  }
 }

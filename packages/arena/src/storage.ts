@@ -1,4 +1,5 @@
-import { type ArrayOf, type DType, describeValue, InvalidArgumentError, type Kind } from '@pol/core';
+import { type ArrayOf, type DType, InvalidArgumentError, type Kind } from '@pol/core';
+import { describeValue } from '@pol/core/backend';
 
 /**
  * What checked mode hands a storage's {@link SlabStorage.carveChecked}: the life of one carve. An

@@ -151,7 +151,9 @@ export interface ArenaDescription<K extends Kind = Kind> {
 /**
  * A frame on an arena: `scratchspace(arena, f)` hands one to `f`. It marks the arena when it opens
  * and retracts to that mark when it closes, so everything carved through it dies at once. It
- * allocates only while it is the arena's innermost open frame.
+ * allocates only while it is the arena's innermost open frame. An unchecked arena reuses its frame
+ * objects, one per depth: a frame kept after it closes refuses every use until the next frame
+ * opens at its depth, which is the same object.
  *
  * @example
  * ```ts

@@ -14,8 +14,10 @@ import {
   Undef,
   withspace,
 } from '@pol/core';
+import { rollbackKey, savepointKey } from '@pol/core/backend';
 import { expect } from 'vitest';
 import { Arena, type Mark, mark, POISON_BYTE, reset, retract, tryAlloc } from '../index.js';
+import { SAVEPOINT_RING } from '../savepoint.js';
 import { makeSlab, type SlabName } from './slabs.js';
 
 export interface Shape {
@@ -41,7 +43,9 @@ export type Op =
   | { readonly kind: 'foreign' }
   | { readonly kind: 'reset' }
   | { readonly kind: 'open'; readonly on: number; readonly ambient: number }
-  | { readonly kind: 'close'; readonly frame: number };
+  | { readonly kind: 'close'; readonly frame: number }
+  | { readonly kind: 'save'; readonly via: number }
+  | { readonly kind: 'rollback'; readonly token: number; readonly via: number };
 
 interface ModelCarve {
   readonly id: number;
@@ -59,7 +63,20 @@ interface ModelFrame {
   readonly frame: Frame<'host'>;
   readonly start: number;
   readonly t: number;
+  readonly depth: number;
   open: boolean;
+}
+
+interface ModelSavepoint {
+  readonly token: unknown;
+  readonly depth: number; // frames open when taken
+  readonly frame: ModelFrame | undefined; // the innermost open frame when taken
+  readonly seq: number; // savepoints taken at its depth before it
+  readonly epoch: number;
+  readonly offset: number;
+  readonly watermark: number;
+  readonly t: number;
+  lowest: number; // the lowest offset the arena went to since it was taken
 }
 
 interface ModelMark {
@@ -118,10 +135,28 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
   const marks: ModelMark[] = [];
   let live: ModelCarve[] = [];
   const dead: ModelCarve[] = [];
-  // Unchecked mode: which array object a carve of (offset, dtype, dims) must return.
+  // Unchecked mode: which array object a carve of (offset, dtype, dims) must return, and when it was cached.
   const cache = new Map<string, HostArray>();
+  const cachedAt = new Map<string, number>();
+  // Savepoints: tokens taken, how many were taken at each depth (the arena keeps the last
+  // SAVEPOINT_RING of each depth), and when the last operation that a rollback cannot reach back
+  // over with the cache (a mark, a frame, a release) happened.
+  const savepoints: ModelSavepoint[] = [];
+  const savesAtDepth: number[] = [];
+  let disarmedAt = -1;
+  const takeSavepoint = (token: unknown, t: number): void => {
+    const depth = stack.length;
+    const seq = savesAtDepth[depth] ?? 0;
+    savesAtDepth[depth] = seq + 1;
+    savepoints.push({ token, depth, frame: top(), seq, epoch, offset, watermark, t, lowest: offset });
+  };
   const seen = new Set<HostArray>();
 
+  // Unchecked arenas reuse frame objects, one per depth: a kept handle of a closed frame is the
+  // same object as the next frame opened at its depth, and acts as that frame (the documented
+  // aliasing). `owner` maps each frame object to the model frame it stands for now.
+  const owner = new Map<Frame<'host'>, ModelFrame>();
+  const lastAtDepth: (Frame<'host'> | undefined)[] = [];
   const top = () => stack[stack.length - 1];
   const resolve = (k: number): { space: Arena<'host'> | Frame<'host'>; frame: ModelFrame | undefined } => {
     if (k === -3) {
@@ -130,7 +165,7 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
     }
     if (k < 0 || frames.length === 0) return { space: arena, frame: undefined };
     const f = frames[k % frames.length] as ModelFrame;
-    return { space: f.frame, frame: f };
+    return { space: f.frame, frame: owner.get(f.frame) ?? f };
   };
 
   /** Where the model places a carve at `from`, and the reason it cannot, if any. */
@@ -190,7 +225,10 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
       check(!seen.has(array), 'a first carve (or any checked carve) is a new array object');
       seen.add(array);
       arraysCreated++;
-      if (unchecked) cache.set(key, array);
+      if (unchecked) {
+        cache.set(key, array);
+        cachedAt.set(key, t);
+      }
     }
     const id = nextId++;
     const fill = (id % 100) + 1;
@@ -206,6 +244,7 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
     live = live.filter((c) => c.t <= t);
     offset = target;
     for (const m of marks) m.lowest = Math.min(m.lowest, target);
+    for (const p of savepoints) p.lowest = Math.min(p.lowest, target);
     for (const c of dying) {
       dead.push(c);
       if (!config.checked) continue;
@@ -283,8 +322,11 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
           placed.push({ ...at, from });
           from = at.end;
         }
+        // Past a closed frame, the spec takes a savepoint; a failure rolls back to it.
+        if (failure !== 'POL_FRAME_CLOSED') takeSavepoint(undefined, t);
         if (failure !== undefined) {
           expectThrows(failure, () => alloc(space, spec), true);
+          if (failure !== 'POL_FRAME_CLOSED') disarmedAt = t;
           // The members carved before the failure were made (and dropped); the cache is as it was.
           const fresh = new Set<string>();
           placed.forEach((p, i) => {
@@ -306,6 +348,7 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         const m = mark(arena);
         check(m.offset === offset && m.epoch === epoch, 'a mark snapshots offset and epoch');
         marks.push({ mark: m, offset, epoch, t, lowest: offset });
+        disarmedAt = t;
         break;
       }
       case 'retract': {
@@ -328,6 +371,7 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         }
         retract(arena, m.mark);
         release(m.offset, m.t);
+        disarmedAt = t;
         count('retract');
         break;
       }
@@ -342,6 +386,7 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         reset(arena);
         release(0, Number.NEGATIVE_INFINITY);
         epoch++;
+        disarmedAt = t;
         count('reset');
         break;
       case 'open': {
@@ -363,16 +408,25 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
           expectThrows(error, run);
           break;
         }
-        const opened: ModelFrame = { frame: run(), start: offset, t, open: true };
+        const opened: ModelFrame = { frame: run(), start: offset, t, depth: stack.length, open: true };
+        const previous = lastAtDepth[opened.depth];
+        if (config.checked) check(!owner.has(opened.frame), 'a checked arena never reuses a frame object');
+        else if (previous !== undefined)
+          check(opened.frame === previous, 'an unchecked arena reuses the frame object of its depth');
+        check(opened.frame.isOpen, 'a frame opens open');
+        lastAtDepth[opened.depth] = opened.frame;
+        owner.set(opened.frame, opened);
         frames.push(opened);
         stack.push(opened);
+        disarmedAt = t;
         count(inner === undefined ? 'open' : 'open nested');
         break;
       }
       case 'close': {
         if (frames.length === 0) break;
-        const f = op.frame === -3 ? top() : frames[op.frame % frames.length];
-        if (f === undefined) break;
+        const kept = op.frame === -3 ? top() : frames[op.frame % frames.length];
+        if (kept === undefined) break;
+        const f = owner.get(kept.frame) ?? kept;
         if (!f.open) {
           const before = arena.describe();
           f.frame.close();
@@ -387,7 +441,52 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         f.open = false;
         stack.pop();
         release(f.start, f.t);
+        disarmedAt = t;
         count('close');
+        break;
+      }
+      case 'save': {
+        const { space, frame } = resolve(op.via);
+        if (frame !== undefined && !frame.open) {
+          expectThrows('POL_FRAME_CLOSED', () => space[savepointKey]?.());
+          break;
+        }
+        const token = space[savepointKey]?.();
+        check(typeof token === 'number', 'a savepoint token is a number', token);
+        takeSavepoint(token, t);
+        count('save');
+        break;
+      }
+      case 'rollback': {
+        const taken = savepoints.filter((p) => p.token !== undefined);
+        if (taken.length === 0) break;
+        const p = taken[op.token % taken.length] as ModelSavepoint;
+        const { space } = resolve(op.via);
+        const current =
+          p.depth === stack.length &&
+          p.frame === top() &&
+          (savesAtDepth[p.depth] ?? 0) - p.seq <= SAVEPOINT_RING &&
+          p.epoch === epoch &&
+          p.offset <= offset &&
+          p.lowest >= p.offset;
+        if (!current) {
+          expectThrows('POL_INVALID_ARGUMENT', () => space[rollbackKey]?.(p.token));
+          break;
+        }
+        space[rollbackKey]?.(p.token);
+        // The cache loses what was cached since the savepoint, unless a mark, a frame or a release
+        // came in between (then it keeps everything: only its identity is not restored).
+        if (disarmedAt < p.t) {
+          for (const [key, at] of cachedAt) {
+            if (at <= p.t) continue;
+            cache.delete(key);
+            cachedAt.delete(key);
+          }
+        }
+        release(p.offset, p.t);
+        watermark = p.watermark;
+        disarmedAt = t;
+        count('rollback');
         break;
       }
     }
@@ -398,6 +497,9 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
       { ...describeModel(), storage: arena.storage.name, arraysCreated },
       'the arena agrees with the model',
     );
+    // Every handle ever handed out is open exactly while the frame it stands for is.
+    for (const f of frames)
+      check(f.frame.isOpen === (owner.get(f.frame) ?? f).open, 'a kept frame is open exactly while its frame is');
     const sorted = live.filter((c) => c.end > c.start).sort((a, b) => a.start - b.start);
     for (let i = 1; i < sorted.length; i++) {
       check((sorted[i - 1] as ModelCarve).end <= (sorted[i] as ModelCarve).start, 'no two live carves overlap');

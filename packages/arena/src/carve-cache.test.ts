@@ -1,0 +1,198 @@
+import { hostArray, type PolArray } from '@pol/core';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { CacheEntry, CarveCache } from './carve-cache.js';
+
+const array = (): PolArray => hostArray(new Float32Array(0));
+const entry = (start: number, dims: readonly number[], dtype: 'float32' | 'int32' = 'float32') =>
+  new CacheEntry(start, dtype, Object.freeze([...dims]), start + 4, array());
+
+/** Look every key up, adding what is missing (what an arena does on a carve); returns the misses. */
+function pass(cache: CarveCache, keys: readonly (readonly [number, readonly number[]])[]): number {
+  let misses = 0;
+  for (const [start, dims] of keys) {
+    if (cache.find(start, 'float32', dims) !== undefined) continue;
+    misses++;
+    cache.add(entry(start, dims));
+  }
+  return misses;
+}
+
+describe('CarveCache', () => {
+  test('finds exactly what was added: offset, dtype and every dim', () => {
+    const cache = new CarveCache(16, 4096);
+    const a = entry(32, [2, 3]);
+    cache.add(a);
+    expect(cache.find(32, 'float32', [2, 3])).toBe(a);
+    expect(cache.find(32, 'float32', [3, 2])).toBeUndefined();
+    expect(cache.find(32, 'int32', [2, 3])).toBeUndefined();
+    expect(cache.find(48, 'float32', [2, 3])).toBeUndefined();
+    expect(cache.find(32, 'float32', [2, 3, 1])).toBeUndefined();
+  });
+
+  test('many shapes at one offset are all kept, in the second level', () => {
+    const cache = new CarveCache(256, 1 << 20);
+    const entries = Array.from({ length: 100 }, (_, k) => entry(512, [k + 1]));
+    for (const e of entries) cache.add(e);
+    entries.forEach((e, k) => {
+      expect(cache.find(512, 'float32', [k + 1])).toBe(e);
+    });
+    expect(cache.size).toBe(100);
+  });
+
+  test('the dense part covers the slab in at most 1,024 windows; offsets past 2^32 live in the second level', () => {
+    expect(new CarveCache(256, 4096).dense.length).toBe(17); // offsets 0, 256, ..., 4096
+    const big = new CarveCache(256, 2 ** 40);
+    expect(big.dense.length).toBeLessThanOrEqual(1024);
+    const far = entry(2 ** 33 + 256, [4]);
+    const near = entry(256, [4]);
+    big.add(far);
+    big.add(near);
+    expect(big.find(2 ** 33 + 256, 'float32', [4])).toBe(far);
+    expect(big.find(256, 'float32', [4])).toBe(near);
+    expect(big.findBeyond(2 ** 33 + 256, 'float32', [4])).toBe(far);
+    // Huge alignments too (Math.clz32 would wrap them).
+    expect(new CarveCache(2 ** 32, 2 ** 34).dense.length).toBeLessThanOrEqual(1024);
+  });
+
+  test('a rollback removes what was added since its savepoint, newest first, and nothing else', () => {
+    const cache = new CarveCache(16, 4096);
+    const kept = entry(0, [1]);
+    cache.add(kept);
+    const from = cache.arm();
+    const era = cache.era;
+    const added = [entry(0, [2]), entry(16, [1]), entry(0, [3]), entry(32, [1])];
+    for (const e of added) cache.add(e);
+    cache.rollback(era, from);
+    expect(cache.find(0, 'float32', [1])).toBe(kept);
+    for (const e of added) expect(cache.find(e.start, 'float32', e.dims)).toBeUndefined();
+    expect(cache.size).toBe(1);
+  });
+
+  test('a rollback after a disarm, or of an earlier era, leaves the cache alone', () => {
+    const cache = new CarveCache(16, 4096);
+    const from = cache.arm();
+    const era = cache.era;
+    const e = entry(0, [1]);
+    cache.add(e);
+    cache.disarm();
+    cache.rollback(era, from);
+    expect(cache.find(0, 'float32', [1])).toBe(e);
+  });
+
+  test('nested savepoints each roll back their own part', () => {
+    const cache = new CarveCache(16, 4096);
+    const outer = cache.arm();
+    const era = cache.era;
+    const first = entry(0, [1]);
+    cache.add(first);
+    const inner = cache.arm();
+    cache.add(entry(16, [1]));
+    cache.rollback(era, inner);
+    expect(cache.find(16, 'float32', [1])).toBeUndefined();
+    expect(cache.find(0, 'float32', [1])).toBe(first);
+    cache.rollback(era, outer);
+    expect(cache.size).toBe(0);
+  });
+
+  test('past the limit it empties itself; a cycle that does not fit makes the limit grow until it does', () => {
+    const cache = new CarveCache(16, 4096, 8);
+    const keys = Array.from({ length: 50 }, (_, k) => [0, [k + 1]] as const);
+    const misses: number[] = [];
+    for (let round = 0; round < 12; round++) misses.push(pass(cache, keys));
+    expect(misses[0]).toBe(50);
+    expect(misses.at(-1)).toBe(0); // the whole cycle is cached
+    expect(cache.limit).toBeGreaterThanOrEqual(50);
+    expect(cache.limit).toBeLessThanOrEqual(4 * 50);
+  });
+
+  test('a program that only ever makes new shapes keeps the first limit', () => {
+    const cache = new CarveCache(16, 4096, 8);
+    for (let k = 0; k < 2000; k++) cache.add(entry(16 * (k % 200), [k]));
+    expect(cache.limit).toBe(8);
+    expect(cache.size).toBeLessThanOrEqual(8);
+  });
+
+  test('a cache armed for a savepoint never empties itself: its rollback stays exact', () => {
+    const cache = new CarveCache(16, 4096, 4);
+    const before = Array.from({ length: 4 }, (_, k) => entry(0, [k + 1]));
+    for (const e of before) cache.add(e);
+    const from = cache.arm();
+    const era = cache.era;
+    for (let k = 0; k < 20; k++) cache.add(entry(16, [k + 1]));
+    expect(cache.size).toBe(24); // past its limit, by what the undo log holds
+    cache.rollback(era, from);
+    before.forEach((e, k) => {
+      expect(cache.find(0, 'float32', [k + 1])).toBe(e);
+    });
+    expect(cache.size).toBe(4);
+  });
+});
+
+describe('CarveCache properties', () => {
+  const key = fc.tuple(fc.integer({ min: 0, max: 40 }), fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 3 }));
+
+  test('a found entry is always the one added for exactly that key; an entry stays until the cache empties', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(1, 4, 16),
+        fc.integer({ min: 1, max: 16 }),
+        fc.array(
+          fc.oneof(
+            key.map((k) => ({ kind: 'carve' as const, k })),
+            fc.constant({ kind: 'arm' as const }),
+          ),
+          {
+            maxLength: 200,
+          },
+        ),
+        (alignment, limit, ops) => {
+          const cache = new CarveCache(alignment, 40 * alignment + 64, limit);
+          const model = new Map<string, CacheEntry>();
+          let lastSize = 0;
+          for (const op of ops) {
+            if (op.kind === 'arm') {
+              cache.arm();
+              continue;
+            }
+            const [slot, dims] = op.k;
+            const start = slot * alignment;
+            const id = `${start}|${dims.join(',')}`;
+            const found = cache.find(start, 'float32', dims);
+            if (found !== undefined) {
+              expect(found).toBe(model.get(id));
+              continue;
+            }
+            // Not found: either never added, or the cache emptied since (its size dropped).
+            const e = entry(start, dims);
+            cache.add(e);
+            if (cache.size <= lastSize) model.clear();
+            else expect(model.has(id)).toBe(false);
+            model.set(id, e);
+            lastSize = cache.size;
+            expect(cache.size).toBe(model.size);
+          }
+        },
+      ),
+    );
+  });
+
+  test('no cycle thrashes: after enough rounds, a round of any cycle misses nothing', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 1, max: 32 }),
+        fc.integer({ min: 1, max: 8 }),
+        (w, limit, offsets) => {
+          const cache = new CarveCache(16, 4096, limit);
+          const keys = Array.from({ length: w }, (_, k) => [16 * (k % offsets), [k]] as const);
+          let misses = 0;
+          for (let round = 0; round < 16; round++) misses = pass(cache, keys);
+          expect(misses).toBe(0);
+          expect(cache.limit).toBeLessThanOrEqual(Math.max(limit, 4 * w));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
