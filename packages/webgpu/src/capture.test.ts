@@ -297,6 +297,33 @@ describe('capture and its graph', () => {
     other.destroy();
   });
 
+  test('captures on two devices are independent: one may run inside the other\'s step', async () => {
+    const other = await requestDevice('other');
+    try {
+      const a = alloc(deviceArena(other, 1024), 'float32', 4);
+      const b = alloc(deviceArena(other, 1024), 'float32', 4);
+      const mine = setup();
+      let inner: Promise<Awaited<ReturnType<typeof capture>>> | undefined;
+      const outer = await capture(device, () => {
+        mine.step();
+        inner = capture(other, () => {
+          const encoder = other.createCommandEncoder();
+          encoder.copyBufferToBuffer(a.buffer, a.offset, b.buffer, b.offset, 16);
+          other.queue.submit([encoder.finish()]);
+        });
+      });
+      const graph = await inner;
+      expect(outer.stats.dispatches).toBe(2);
+      expect(graph?.stats).toEqual({ submits: 1, passes: 0, dispatches: 0, copies: 1 });
+      upload(a, Float32Array.of(1, 2, 3, 4));
+      graph?.replay();
+      outer.replay();
+      expect(Array.from((await download(b)).data)).toEqual([1, 2, 3, 4]);
+    } finally {
+      other.destroy();
+    }
+  });
+
   test('a validation error in the step fails the capture with the device message', async () => {
     const { x, y } = setup();
     const promise = capture(device, () => {
