@@ -297,7 +297,7 @@ describe('capture and its graph', () => {
     other.destroy();
   });
 
-  test('captures on two devices are independent: one may run inside the other\'s step', async () => {
+  test("captures on two devices are independent: one may run inside the other's step", async () => {
     const other = await requestDevice('other');
     try {
       const a = alloc(deviceArena(other, 1024), 'float32', 4);

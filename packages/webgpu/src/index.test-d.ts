@@ -1,5 +1,5 @@
 import { Arena } from '@pol/arena';
-import { alloc, type HostArray, Similar, type Space, scratchspace, Undef } from '@pol/core';
+import { alloc, type HostArray, Similar, type Space, scratchspace, Undef, zeroArray } from '@pol/core';
 import { describe, expectTypeOf, test } from 'vitest';
 import {
   bindGroup,
@@ -10,6 +10,7 @@ import {
   download,
   type GpuArray,
   type Graph,
+  instrument,
   isGpuArray,
   upload,
 } from './index.js';
@@ -72,6 +73,14 @@ describe('types', () => {
     expectTypeOf<Graph['replay']>().returns.toEqualTypeOf<void>();
     // @ts-expect-error: options are checked
     capture(device, () => {}, { arena: [] });
+  });
+
+  test('instrument hands the device back; zeroArray keeps the array type', () => {
+    expectTypeOf(instrument(device)).toEqualTypeOf<GPUDevice>();
+    const x = alloc(deviceArena(device, 1024), 'int32', [2, 2]);
+    expectTypeOf(zeroArray(x)).toEqualTypeOf<GpuArray<'int32'>>();
+    // @ts-expect-error: a layout is not a device
+    instrument(layout);
   });
 
   test('isGpuArray narrows', () => {

@@ -1,5 +1,6 @@
 import { mark, retract, StaleArrayError } from '@pol/arena';
-import { alloc, InvalidArgumentError, scratchspace } from '@pol/core';
+import { alloc, capturing, InvalidArgumentError, scratchspace } from '@pol/core';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   bindGroup,
@@ -153,6 +154,68 @@ describe('one instrumentation owner per device', () => {
       const graph2 = await capture(fresh, () => step(fresh, fine, [x, y], 1));
       graph2.replay();
     });
+  });
+});
+
+describe('hooks switch on and off behind wrappers that stay (a property over random sequences)', () => {
+  type Op = 'instrument' | 'capture' | 'capture with a first checked carve' | 'checked carve' | 'replay' | 'conflict';
+  const ops: readonly Op[] = [
+    'instrument',
+    'capture',
+    'capture with a first checked carve',
+    'checked carve',
+    'replay',
+    'conflict',
+  ];
+
+  test('any sequence: the wrappers never change after first contact, no prototype changes, and checking, once on, stays on', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.constantFrom(...ops), { minLength: 1, maxLength: 8 }), async (sequence) => {
+        await onFreshDevice('property', async (fresh) => {
+          const [x, y] = pair(fresh); // first contact
+          const fine = compile(fresh, 'read_write');
+          const conflicting = compile(fresh, 'read');
+          const wrappers = new Map(
+            Object.getOwnPropertyNames(fresh).map((n) => [n, Object.getOwnPropertyDescriptor(fresh, n)?.value]),
+          );
+          const graphs: Awaited<ReturnType<typeof capture>>[] = [];
+          let checkedOn = false; // the model
+          for (const op of sequence) {
+            if (op === 'instrument') expect(instrument(fresh)).toBe(fresh);
+            else if (op === 'checked carve') {
+              alloc(deviceArena(fresh, 1024, { checked: true }), 'float32', [4]);
+              checkedOn = true;
+            } else if (op === 'capture' || op === 'capture with a first checked carve') {
+              const checked = op === 'capture' ? undefined : deviceArena(fresh, 1024, { checked: true });
+              graphs.push(
+                await capture(fresh, () => {
+                  if (checked !== undefined) alloc(checked, 'float32', [4]);
+                  step(fresh, fine, [x, y], 1);
+                }),
+              );
+              if (checked !== undefined) checkedOn = true;
+              expect(capturing(x)).toBe(false);
+            } else if (op === 'replay') graphs.at(-1)?.replay();
+            else {
+              // An unchecked device lets the conflict through to WebGPU, which reports it asynchronously.
+              fresh.pushErrorScope('validation');
+              let threw: unknown;
+              try {
+                step(fresh, conflicting, [x, y], 1);
+              } catch (e) {
+                threw = e;
+              }
+              const reported = await fresh.popErrorScope();
+              expect(threw instanceof UsageConflictError).toBe(checkedOn);
+              expect(reported !== null).toBe(!checkedOn);
+            }
+            for (const [name, value] of wrappers) expect(Object.getOwnPropertyDescriptor(fresh, name)?.value).toBe(value);
+            for (const [proto, methods] of prototypes) expect(methodsOf(proto)).toEqual(methods);
+          }
+        });
+      }),
+      { numRuns: 12 },
+    );
   });
 });
 
