@@ -1,4 +1,4 @@
-import { alloc, CaptureViolation, capturing, InvalidArgumentError, Similar, scratchspace } from '@pol/core';
+import { alloc, CaptureViolation, capturing, InvalidArgumentError, Similar, scratchspace, Undef } from '@pol/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   capture,
@@ -95,6 +95,35 @@ describe('Similar(gpuArray)', () => {
     } finally {
       restore();
     }
+  });
+
+  test('a spec in a frame on Similar that fails part-way destroys the buffers it made', async () => {
+    const x = alloc(deviceArena(device, 1024), 'float32', 4);
+    const made: GPUBuffer[] = [];
+    const createBuffer = device.createBuffer;
+    let calls = 0;
+    device.createBuffer = (descriptor: GPUBufferDescriptor) => {
+      calls++;
+      if (calls === 2) throw new RangeError('out of memory'); // the second of two outputs
+      const buffer = createBuffer.call(device, descriptor);
+      made.push(buffer);
+      return buffer;
+    };
+    let spy = { destroyed: [] as GPUBuffer[] };
+    try {
+      scratchspace(Similar(x), (frame) => {
+        expect(() => {
+          alloc(frame, { a: Undef('float32', 4), b: Undef('float32', 4) });
+        }).toThrow(GpuAllocationError);
+        spy = spyDestroy(made);
+      });
+    } finally {
+      device.createBuffer = createBuffer; // Pol's own wrapper, which stays
+    }
+    expect(made).toHaveLength(1);
+    await device.queue.onSubmittedWorkDone();
+    await nextTask();
+    expect(spy.destroyed).toEqual(made);
   });
 
   test('is refused with CaptureViolation while the device records, and capturing(x) says so', async () => {
