@@ -132,6 +132,12 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // The absolute byte offset of slab byte 0 in the memory views index; element alignment is absolute.
   readonly #base: number;
 
+  // The hot path rounds offsets below #maskBelow up to the alignment by `(o + #alignAdd) & #alignMask`,
+  // read from fields rather than worked out from `alignment` on every carve (see alignUp).
+  readonly #maskBelow: number;
+  readonly #alignAdd: number;
+  readonly #alignMask: number;
+
   // Invariant: 0 ≤ #offset ≤ capacity; every live carve lies in [0, #offset).
   #offset = 0;
   // Invariant: #watermark = the maximum #offset ever reached; it never decreases, reset included.
@@ -186,6 +192,9 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.slab = slab as SlabOf<K>;
     this.storage = storage as unknown as SlabStorage<SlabOf<K>, K>;
     this.alignment = alignment;
+    this.#maskBelow = alignment <= 0x40000000 ? 0x40000000 : 0;
+    this.#alignAdd = alignment - 1;
+    this.#alignMask = -alignment;
     this.checked = o.checked;
     this.capacity = capacity;
     this.#base = base;
@@ -237,7 +246,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // compare, bump, return. Anything else takes the slow path. (A checked arena's dense part is
   // empty, so every carve takes the slow path.)
   #bump<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
-    const start = alignUp(this.#offset, this.alignment);
+    const offset = this.#offset;
+    const start = offset < this.#maskBelow ? (offset + this.#alignAdd) & this.#alignMask : alignUp(offset, this.alignment);
     const first = this.#dense[start >>> this.#shift];
     if (first !== undefined) {
       const rank = first.rank;
