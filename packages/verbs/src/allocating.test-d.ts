@@ -1,7 +1,8 @@
 import type { Arena } from '@pol/arena';
 import { describe, type HostArray, outputs, type Space, Undef } from '@pol/core';
 import { expectTypeOf, describe as group, test } from 'vitest';
-import { Allocating, type Verb, type VerbOptions, type VerbResult } from './allocating.js';
+import { Allocating } from './allocating.js';
+import type { Verb, VerbOptions, VerbResult } from './signature.js';
 import { rmsNorm, rmsNormBackward, softmax, type softmaxInto, trainStep } from './examples/index.js';
 
 type F32 = HostArray<'float32'>;

@@ -17,7 +17,7 @@ import {
 import fc from 'fast-check';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
-import { BufferMismatchError, DescriptionConflictError, NoSpaceError, NotAKernelError } from './errors.js';
+import { BufferMismatchError, DescriptionConflictError, NoSpaceError, NotAKernelError, UndescribedKernelError } from './errors.js';
 import { shadowSpec } from './shadows.js';
 import { countingSpace } from './test-support/counting.js';
 
@@ -210,7 +210,11 @@ group('the trailing options object', () => {
 
   test('a plain-object input before the last declared parameter is an input, not options', () => {
     const seen: unknown[] = [];
-    const k = Allocating((_o: object, params: { a: number }, options?: { b: number }) => void seen.push(params, options));
+    const k = Allocating(
+      describe((_o: { y: F32 }, params: { a: number }, options?: { b: number }) => void seen.push(params, options), {
+        outputs: () => ({ y: Undef('float32', [1]) }),
+      }),
+    );
     const params = { a: 1 };
     const x = f32([0]);
     withspace(Similar(x), () => k(params));
@@ -256,11 +260,13 @@ group('the trailing options object', () => {
     expect((got as { tmp: F32 }).tmp.dims).toEqual([1]);
   });
 
-  test('no options and nothing described: the kernel gets only its inputs', () => {
+  test('no options and no checkpoints or scratch: the kernel gets only its inputs', () => {
     let count = -1;
-    const k = Allocating((...args: unknown[]) => {
+    const kernel = (...args: unknown[]) => {
       count = args.length;
-    });
+    };
+    outputs.define(kernel, () => ({ y: Undef('float32', [1]) }));
+    const k = Allocating(kernel);
     k(Similar(new Float32Array(0)), f32([1]), 2);
     expect(count).toBe(3);
   });
@@ -432,7 +438,7 @@ group('bad input is refused with a typed error and nothing allocated', () => {
   });
 
   test('no space, no ambient space and no array input', () => {
-    const k = Allocating((_o: object, n: number, s: string) => [n, s]);
+    const k = Allocating(describe((_o: { y: F32 }, n: number, s: string) => [n, s], { outputs: (n: number) => ({ y: Undef('float32', [n]) }) }));
     refuses(() => k(1, 'a'), NoSpaceError, 'POL_NO_SPACE', 'withspace', 'space first');
   });
 
@@ -502,17 +508,32 @@ group('bad input is refused with a typed error and nothing allocated', () => {
 });
 
 group('a kernel with no descriptions', () => {
-  test('still works, with nothing materialized and an empty result', () => {
+  test('is refused with a typed error naming the verb, before anything is allocated or opened', () => {
     const space = countingSpace();
     const sgd = Allocating(function sgd(_o: object, p: F32, g: F32, options: { lr: number }) {
       for (let i = 0; i < p.data.length; i++) p.data[i] = (p.data[i] ?? 0) - options.lr * (g.data[i] ?? 0);
     });
     const p = f32([1, 2]);
-    const result = sgd(space, p, f32([10, 10]), { lr: 0.1 });
-    expect(result).toEqual({});
-    expect(Array.from(p.data)).toEqual([0, 1]);
+    let error: unknown;
+    try {
+      sgd(space, p, f32([10, 10]), { lr: 0.1 });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UndescribedKernelError);
+    expect((error as UndescribedKernelError).code).toBe('POL_UNDESCRIBED_KERNEL');
+    expect((error as UndescribedKernelError).verb).toBe('sgd');
+    expect((error as Error).message).toContain('Allocating(sgd): the kernel has no describers');
+    expect(Array.from(p.data)).toEqual([1, 2]);
     expect(space.log).toEqual([]);
     expect(space.openFrames).toEqual([]);
+  });
+
+  test('an explicitly empty description is a description: the verb runs and returns {}', () => {
+    let ran = 0;
+    const touch = Allocating(describe((_o: object, _x: F32) => void ran++, { outputs: () => ({}) }));
+    expect(touch(f32([1]))).toEqual({});
+    expect(ran).toBe(1);
   });
 });
 
@@ -593,10 +614,10 @@ group('properties', () => {
     );
   });
 
-  test('a lifetime described after Allocating(f) is used from the next call on', () => {
+  test('a kernel described after Allocating(f) is refused until then, and works from the next call on', () => {
     const k = (o: { y?: F32 }, x: F32) => o.y?.data.set(x.data);
     const verb = Allocating(k);
-    expect(verb(f32([1]))).toEqual({});
+    expect(() => verb(f32([1]))).toThrow(UndescribedKernelError);
     outputs.define(k, (x: F32) => ({ y: Undef(x) }));
     expect(Array.from((verb(f32([2])) as { y?: F32 }).y?.data ?? [])).toEqual([2]);
   });

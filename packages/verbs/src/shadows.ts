@@ -1,32 +1,28 @@
 import {
   type AnyArray,
-  ambientspace,
+  type ArrayOf,
   assertSpace,
   type DTypeOf,
-  describeValue,
+  familyOf,
+  InvalidArgumentError,
   isArray,
   isPlainObject,
   isSpace,
   type Kind,
+  type KindOf,
   type Materialize,
-  Similar,
   type Space,
   shapeOf,
+  spaceKey,
   Undef,
 } from '@pol/core';
-import {
-  firstArray,
-  markShadow,
-  materializeOne,
-  rollback,
-  sameDims,
-  savepoint,
-  shapeText,
-  UNBOUND,
-  valueText,
-  zeroArray,
-} from './buffers.js';
-import { NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
+import { resolveSpace } from './arguments.js';
+import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError, ZeroUnsupportedError } from './errors.js';
+import { compile, materialize } from './program.js';
+import { rollback, savepoint } from './savepoints.js';
+import { markShadow } from './shadow-mark.js';
+import { describeValue, sameDims, shapeText, zeroArray } from './shared.js';
+import { valueText } from './supplied.js';
 
 /**
  * What can be shadowed: an array, or a plain object whose values are primals (nested to any depth).
@@ -76,6 +72,24 @@ export type ShadowSpec<P> = P extends AnyArray
 export type ShadowsOf<P, K extends Kind = Kind> = Materialize<ShadowSpec<P>, K>;
 
 /**
+ * The shadows `Shadows(primals)` makes: each array becomes an array of its own primal's kind
+ * (a host array for a host array or a TypedArray) and dtype, whatever other kinds of array the
+ * program knows (a `@pol/webgpu` import anywhere adds `'gpu'`).
+ *
+ * @example
+ * ```ts
+ * import type { HostArray } from '@pol/core';
+ * import type { ShadowsLike } from '@pol/verbs';
+ * type Grads = ShadowsLike<{ w: HostArray<'float32'>; b: Int32Array }>; // { w: HostArray<'float32'>; b: HostArray<'int32'> }
+ * ```
+ */
+export type ShadowsLike<P> = P extends AnyArray
+  ? ArrayOf<KindOf<P>, DTypeOf<P>>
+  : P extends object
+    ? { -readonly [K in keyof P]: ShadowsLike<P[K]> }
+    : never;
+
+/**
  * The arrays at the leaves of a structure of primals (or shadows).
  *
  * @example
@@ -87,17 +101,47 @@ export type ShadowsOf<P, K extends Kind = Kind> = Materialize<ShadowSpec<P>, K>;
  */
 export type Leaves<T> = T extends AnyArray ? T : T extends object ? { [K in keyof T]-?: Leaves<T[K]> }[keyof T] : never;
 
+// Key paths ('layer1.w') are what messages and walkShadows' callback name a value by. A walk over
+// the same structure step after step must not build them anew, so each group's child paths are
+// kept (weakly, by group) for as long as its keys and its own path stay the same; messages join
+// theirs only when they are thrown.
+interface ChildPaths {
+  readonly prefix: string;
+  readonly keys: readonly string[];
+  readonly paths: readonly string[];
+}
+
+const childPathCache = new WeakMap<object, ChildPaths>();
+
 function joinPath(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`;
 }
 
-// The walks below take a node's key path in two pieces, its parent's path and its own key, and
-// join them only for an error message, or once per group whose children are visited: a leaf that
-// passes costs no string.
-//
-// Their ancestors stack (for cycles) is balanced on every normal return; one is kept for the next
-// walk, and a walk that throws (or runs while another holds the spare, through a proxy) gets a
-// fresh one.
+/** The key paths of `group`'s children, for a group at `prefix`: kept from the last walk when nothing changed. */
+function childPaths(group: Record<string, unknown>, prefix: string): readonly string[] {
+  const kept = childPathCache.get(group);
+  if (kept !== undefined && kept.prefix === prefix && sameKeys(group, kept.keys)) return kept.paths;
+  const keys: string[] = [];
+  const paths: string[] = [];
+  for (const key in group) {
+    keys.push(key);
+    paths.push(joinPath(prefix, key));
+  }
+  childPathCache.set(group, { prefix, keys, paths });
+  return paths;
+}
+
+function sameKeys(group: Record<string, unknown>, keys: readonly string[]): boolean {
+  let j = 0;
+  for (const key in group) {
+    if (key !== keys[j]) return false;
+    j++;
+  }
+  return j === keys.length;
+}
+
+// The ancestors stack of a walk (for cycles) is balanced on every normal return; one is kept for
+// the next walk, and a walk that throws (or runs while another holds the spare) gets a fresh one.
 let spareAncestors: object[] | undefined;
 
 function takeAncestors(): object[] {
@@ -111,20 +155,20 @@ function keepAncestors(ancestors: object[]): void {
   spareAncestors = ancestors;
 }
 
-function describeShadows(primals: unknown, prefix: string, name: string, ancestors: object[]): unknown {
+function describeShadows(primals: unknown, path: string, ancestors: object[]): unknown {
   if (isArray(primals)) return markShadow(Undef(primals));
   if (isPlainObject(primals)) {
-    const path = joinPath(prefix, name);
     if (ancestors.includes(primals)) {
       throw new NotAPrimalError(path, `The primals refer back to themselves at '${path}'; shadow a tree of arrays, not a cycle.`);
     }
     ancestors.push(primals);
+    const paths = childPaths(primals, path);
     const spec: Record<string, unknown> = {};
-    for (const key in primals) spec[key] = describeShadows(primals[key], path, key, ancestors);
+    let j = 0;
+    for (const key in primals) spec[key] = describeShadows(primals[key], paths[j++] as string, ancestors);
     ancestors.pop();
     return spec;
   }
-  const path = joinPath(prefix, name);
   const where = path === '' ? 'The primals are' : `The primal at '${path}' is`;
   throw new NotAPrimalError(
     path,
@@ -136,7 +180,7 @@ function describeShadows(primals: unknown, prefix: string, name: string, ancesto
 /** The spec of `primals`' shadows, checked; throws before anything is allocated. */
 function describeAll(primals: unknown): unknown {
   const ancestors = takeAncestors();
-  const spec = describeShadows(primals, '', '', ancestors);
+  const spec = describeShadows(primals, '', ancestors);
   keepAncestors(ancestors);
   return spec;
 }
@@ -171,11 +215,13 @@ export function shadowSpec<P extends object>(primals: P & Primal<P>): ShadowSpec
  * before anything is allocated, and a failure part-way (a full arena) rolls back.
  *
  * Two spellings: `Shadows(space, primals)`, and `Shadows(primals)` against the ambient space, or
- * `Similar` of the first primal when none is bound.
+ * `Similar` of the first primal when none is bound. The second makes each shadow of its primal's
+ * own kind (its type says so), so it refuses a space of another kind: pass that space explicitly.
  *
  * @throws {NotAPrimalError} when a leaf of `primals` is not an array.
  * @throws {NoSpaceError} for `Shadows(primals)` with no space bound and no array among the primals.
- * @throws {ZeroUnsupportedError} when the space hands out arrays without host data.
+ * @throws {KindMismatchError} for `Shadows(primals)` when the space, or another primal, is of another kind.
+ * @throws {ZeroUnsupportedError} when the space hands out arrays that cannot be zeroed.
  * @example
  * ```ts
  * import { hostArray, Similar } from '@pol/core';
@@ -183,51 +229,96 @@ export function shadowSpec<P extends object>(primals: P & Primal<P>): ShadowSpec
  * const params = { layer: { w: hostArray(new Float32Array(6), [2, 3]), b: hostArray(new Float32Array(3)) } };
  * const grads = Shadows(Similar(params.layer.w), params);
  * console.log(grads.layer.w.dims, grads.layer.b.data[0]); // [ 2, 3 ] 0
+ * const same = Shadows(params); // ambient, or Similar of the first primal: host arrays, typed as such
+ * console.log(same.layer.w.data.length); // 6
  * ```
  */
 export function Shadows<K extends Kind, P extends object>(space: Space<K>, primals: P & Primal<P>): ShadowsOf<P, K>;
-export function Shadows<P extends object>(primals: P & Primal<P>): ShadowsOf<P, Kind>;
+export function Shadows<P extends object>(primals: P & Primal<P>): ShadowsLike<P>;
 export function Shadows(first: unknown, second?: unknown): unknown {
   // biome-ignore lint/complexity/noArguments: the argument count tells Shadows(space, primals) from Shadows(primals).
   const spaceFirst = arguments.length >= 2 || isSpace(first);
   const primals = spaceFirst ? second : first;
-  const spec = describeAll(primals);
-  const space = spaceFirst ? (first as Space) : shadowSpace(primals);
-  assertSpace(space, 'Shadows(space, primals)');
+  const node = compile(describeAll(primals));
+  let space: Space;
+  if (spaceFirst) {
+    assertSpace(first, 'Shadows(space, primals)');
+    space = first;
+  } else {
+    const found = resolveSpace([primals], 0, 1);
+    if (found === undefined) {
+      throw new NoSpaceError(
+        'Shadows(primals) was called with no space bound and no array among the primals, so there is nowhere to allocate. ' +
+          'Pass a space first: Shadows(space, primals).',
+      );
+    }
+    space = found;
+    checkKinds(primals, space[spaceKey], '');
+  }
   const token = savepoint(space);
   try {
-    return materializeOne(space, spec);
+    return materialize(node, space, undefined, false);
   } catch (error) {
     rollback(space, token, error);
     throw error;
   }
 }
 
-function shadowSpace(primals: unknown): Space {
-  const bound = ambientspace(UNBOUND);
-  if (bound !== UNBOUND) return bound;
-  const exemplar = firstArray([primals], 0, 1);
-  if (exemplar !== undefined) return Similar(exemplar);
-  throw new NoSpaceError(
-    'Shadows(primals) was called with no space bound and no array among the primals, so there is nowhere to allocate. ' +
-      'Pass a space first: Shadows(space, primals).',
-  );
+/** The kind of array `x` is: its family's (a TypedArray is a host array). */
+function kindOf(x: AnyArray): string {
+  return String(familyOf(x)?.kind ?? 'host');
 }
 
-function checkShadows(shadows: unknown, prefix: string, name: string, ancestors: object[]): void {
-  if (isArray(shadows)) return;
+// `Shadows(primals)` types each shadow with its primal's kind: refuse, before allocating, a space
+// (or another primal) of another kind, where that type would be a lie.
+function checkKinds(primals: unknown, kind: string, path: string): void {
+  if (isArray(primals)) {
+    const own = kindOf(primals);
+    if (own === kind) return;
+    throw new KindMismatchError(
+      path,
+      own,
+      kind,
+      `Shadows(primals) makes each shadow of its primal's own kind, but the primal${path === '' ? '' : ` at '${path}'`} is a ` +
+        `'${own}' array and the space it would allocate from is a '${kind}' space (the ambient space, or Similar of the first ` +
+        'primal). Pass the space you mean: Shadows(space, primals), whose shadows are all of that space’s kind.',
+    );
+  }
+  const group = primals as Record<string, unknown>;
+  const paths = childPaths(group, path);
+  let j = 0;
+  for (const key in group) checkKinds(group[key], kind, paths[j++] as string);
+}
+
+// Every shadow is an array that can be zeroed now: host data readable (a checked arena's stale
+// array refuses the read here, before anything is written).
+function checkShadows(shadows: unknown, path: string, ancestors: object[]): void {
+  if (isArray(shadows)) {
+    checkZeroable(shadows, path);
+    return;
+  }
   if (isPlainObject(shadows) && !ancestors.includes(shadows)) {
-    const path = joinPath(prefix, name);
     ancestors.push(shadows);
-    for (const key in shadows) checkShadows(shadows[key], path, key, ancestors);
+    const paths = childPaths(shadows, path);
+    let j = 0;
+    for (const key in shadows) checkShadows(shadows[key], paths[j++] as string, ancestors);
     ancestors.pop();
     return;
   }
-  const path = joinPath(prefix, name);
   throw new NotAPrimalError(
     path,
     `zeroShadows found ${describeValue(shadows)}${path === '' ? '' : ` at '${path}'`}; it takes shadows as Shadows returns them: ` +
       'an array, or plain objects of arrays.',
+  );
+}
+
+function checkZeroable(array: AnyArray, path: string): void {
+  if (ArrayBuffer.isView(array)) return;
+  const data = (array as { readonly data?: unknown }).data;
+  if (ArrayBuffer.isView(data) && !(data instanceof DataView)) return;
+  throw new ZeroUnsupportedError(
+    `zeroShadows cannot zero the shadow${path === '' ? '' : ` at '${path}'`}, ${valueText(array)} (${describeValue(array)}): ` +
+      'it has no host data. Nothing was zeroed. Shadow host arrays, or clear device buffers with your backend.',
   );
 }
 
@@ -242,10 +333,11 @@ function zeroAll(shadows: unknown): void {
 
 /**
  * Zero every shadow (one array or a nested structure of them) for the next step: one call. The
- * structure is checked before anything is written, so a bad one changes nothing.
+ * whole structure is checked first (that every leaf is an array that can be zeroed now), so a bad
+ * one changes nothing.
  *
  * @throws {NotAPrimalError} for a leaf that is not an array.
- * @throws {ZeroUnsupportedError} for an array without host data.
+ * @throws {ZeroUnsupportedError} for an array that cannot be zeroed.
  * @example
  * ```ts
  * import { hostArray } from '@pol/core';
@@ -257,15 +349,14 @@ function zeroAll(shadows: unknown): void {
  */
 export function zeroShadows<S extends object>(shadows: S & Primal<S>): void {
   const ancestors = takeAncestors();
-  checkShadows(shadows, '', '', ancestors);
+  checkShadows(shadows, '', ancestors);
   keepAncestors(ancestors);
   zeroAll(shadows);
 }
 
-function checkPairs(primal: unknown, shadow: unknown, prefix: string, name: string, ancestors: object[]): void {
+function checkPairs(primal: unknown, shadow: unknown, path: string, ancestors: object[]): void {
   if (isArray(primal)) {
     if (!isArray(shadow)) {
-      const path = joinPath(prefix, name);
       throw new ShadowMismatchError(
         path,
         `The primal${at(path)} is ${valueText(primal)} but its shadow is ${describeValue(shadow)}. Walk the shadows Shadows(space, primals) made for these primals.`,
@@ -274,7 +365,6 @@ function checkPairs(primal: unknown, shadow: unknown, prefix: string, name: stri
     const p = shapeOf(primal);
     const s = shapeOf(shadow);
     if (p.dtype !== s.dtype || !sameDims(p.dims, s.dims)) {
-      const path = joinPath(prefix, name);
       throw new ShadowMismatchError(
         path,
         `The primal${at(path)} is ${shapeText(p.dtype, p.dims)} but its shadow is ${shapeText(s.dtype, s.dims)}: a shadow has its primal's dtype and dims. ` +
@@ -283,7 +373,6 @@ function checkPairs(primal: unknown, shadow: unknown, prefix: string, name: stri
     }
     return;
   }
-  const path = joinPath(prefix, name);
   if (!isPlainObject(primal) || ancestors.includes(primal)) {
     throw new NotAPrimalError(
       path,
@@ -314,7 +403,9 @@ function checkPairs(primal: unknown, shadow: unknown, prefix: string, name: stri
     }
   }
   ancestors.push(primal);
-  for (const key in primal) checkPairs(primal[key], shadow[key], path, key, ancestors);
+  const paths = childPaths(primal, path);
+  let j = 0;
+  for (const key in primal) checkPairs(primal[key], shadow[key], paths[j++] as string, ancestors);
   ancestors.pop();
 }
 
@@ -330,15 +421,19 @@ function visit(primal: unknown, shadow: unknown, path: string, f: (primal: never
   }
   const p = primal as Record<string, unknown>;
   const s = shadow as Record<string, unknown>;
-  for (const key in p) visit(p[key], s[key], joinPath(path, key), f);
+  const paths = childPaths(p, path);
+  let j = 0;
+  for (const key in p) visit(p[key], s[key], paths[j++] as string, f);
 }
 
 /**
  * Walk primals and their shadows together, calling `f(primal, shadow, path)` for each pair of
  * arrays in the primals' key order (`path` is the key path, such as `'layer.w'`, or `''` for a
  * single array): an optimizer step over parameters and their gradients. Both structures are
- * checked before `f` is first called, so a mismatch never leaves a step half-applied.
+ * checked before `f` is first called, so a mismatch never leaves a step half-applied. A walk over
+ * the same structures again allocates nothing (the paths are kept).
  *
+ * @throws {InvalidArgumentError} when `f` is not a function.
  * @throws {ShadowMismatchError} when the structures differ, or a shadow's dtype or dims differ from its primal's.
  * @throws {NotAPrimalError} for a primal leaf that is not an array.
  * @example
@@ -359,8 +454,14 @@ export function walkShadows<P extends object, S extends object>(
   shadows: S & Primal<S>,
   f: (primal: Leaves<P>, shadow: Leaves<S>, path: string) => void,
 ): void {
+  if (typeof f !== 'function') {
+    throw new InvalidArgumentError(
+      `walkShadows(primals, shadows, f) needs a function f(primal, shadow, path), called for each pair of arrays, got ${describeValue(f)}. ` +
+        'Nothing was walked.',
+    );
+  }
   const ancestors = takeAncestors();
-  checkPairs(primals, shadows, '', '', ancestors);
+  checkPairs(primals, shadows, '', ancestors);
   keepAncestors(ancestors);
   visit(primals, shadows, '', f as (primal: never, shadow: never, path: string) => void);
 }

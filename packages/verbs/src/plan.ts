@@ -1,0 +1,329 @@
+// Internal: a verb's call plan. Describing a call (running the describers, checking their specs,
+// checking that no name is described twice) happens once per argument shape; the plan keeps the
+// result, compiled, and every later call with arguments of that shape only materializes it.
+//
+// The contract that makes this right: describers are pure functions of their arguments' dtype,
+// dims and options (see key.ts for what "options" means here: what they read). Checked mode
+// verifies it by describing again on every call and comparing (`verify`).
+
+import { checkpoints, type Kernel, outputs, scratch, type Space, type Spec } from '@pol/core';
+import type { CallArgs } from './arguments.js';
+import { DescriberContractError, DescriptionConflictError } from './errors.js';
+import { type Tracker, ValueKey } from './key.js';
+import {
+  assemble,
+  CONSTANT,
+  clear,
+  compile,
+  difference,
+  GROUP,
+  joinGroups,
+  LIST,
+  materialize,
+  type SpecNode,
+} from './program.js';
+import { checkSupplied } from './supplied.js';
+
+type Registry = ((...args: unknown[]) => unknown) & { has(kernel: Kernel): boolean };
+const registries = {
+  outputs: outputs as unknown as Registry,
+  checkpoints: checkpoints as unknown as Registry,
+  scratch: scratch as unknown as Registry,
+} as const;
+
+type Lifetime = keyof typeof registries;
+const lifetimes: readonly Lifetime[] = ['outputs', 'checkpoints', 'scratch'];
+
+/** Whether `kernel` has a describer for any lifetime. */
+export function isDescribed(kernel: Kernel): boolean {
+  return registries.outputs.has(kernel) || registries.checkpoints.has(kernel) || registries.scratch.has(kernel);
+}
+
+/** Whether `kernel` describes checkpoints or scratch (then a verb hands it an options object). */
+export function describesOptions(kernel: Kernel): boolean {
+  return registries.checkpoints.has(kernel) || registries.scratch.has(kernel);
+}
+
+/** What each lifetime describes for one call: the specs, as the describers returned them. */
+export interface Specs {
+  readonly outputs: Spec;
+  readonly checkpoints: Spec;
+  readonly scratch: Spec;
+}
+
+const EMPTY: Spec = Object.freeze({});
+
+/**
+ * Run the describers of `kernel` on `describerArgs` (the call's inputs and options, or tracking
+ * views of them), every lifetime, before anything is allocated.
+ */
+export function describeCall(kernel: Kernel, describerArgs: readonly unknown[]): Specs {
+  const spec = (lifetime: Lifetime): Spec => {
+    const registry = registries[lifetime];
+    return registry.has(kernel) ? (registry(kernel, ...describerArgs) as Spec) : EMPTY;
+  };
+  return { outputs: spec('outputs'), checkpoints: spec('checkpoints'), scratch: spec('scratch') };
+}
+
+export class Plan {
+  /** The key: how many inputs, whether options were passed, and each input's (and the options') key. */
+  readonly inputs: number;
+  readonly hasOptions: boolean;
+  readonly keys: readonly ValueKey[];
+  readonly optionsKey: ValueKey | undefined;
+
+  readonly outputs: SpecNode;
+  readonly checkpoints: SpecNode;
+  readonly scratch: SpecNode;
+  /** Outputs, then checkpoints: the verb's result, materialized from the unframed space. */
+  readonly result: SpecNode;
+  /** Whether the kernel receives an options object made by the verb (it has checkpoints or scratch). */
+  readonly needsOptions: boolean;
+  /** Whether the result has anything to allocate from the space (then the call takes a savepoint). */
+  readonly allocates: boolean;
+  /** Every described checkpoint and scratch name: what the verb sets in the kernel's options. */
+  readonly optionNames: readonly string[];
+
+  // The result with the kernel's return value, for `outParameters` kernels.
+  readonly #returned: { last: WeakRef<object> | undefined; readonly values: unknown[] } = { last: undefined, values: [] };
+
+  // The kernel options object made last, and the caller's keys it was made with (see kernelOptions).
+  #lastOptions: WeakRef<Record<string, unknown>> | undefined;
+  #lastKeys: string[] = [];
+
+  constructor(args: CallArgs, tracker: Tracker, specs: Specs) {
+    this.inputs = args.inputs;
+    this.hasOptions = args.options !== undefined;
+    const keys: ValueKey[] = [];
+    for (let i = 0; i < args.inputs; i++) keys.push(tracker.keyOf(args.input(i)));
+    this.keys = keys;
+    this.optionsKey = args.options === undefined ? undefined : tracker.keyOf(args.options);
+    this.outputs = compile(specs.outputs);
+    this.checkpoints = compile(specs.checkpoints);
+    this.scratch = compile(specs.scratch);
+    this.result = joinGroups(this.outputs, this.checkpoints);
+    this.needsOptions = this.checkpoints.names.length + this.scratch.names.length > 0;
+    this.allocates = this.result.leaves() > 0;
+    this.optionNames = [...this.checkpoints.names, ...this.scratch.names];
+  }
+
+  /** Whether a call with these arguments has this plan's shape. Allocates nothing. */
+  matches(args: CallArgs): boolean {
+    if (args.inputs !== this.inputs) return false;
+    const options = args.options;
+    if ((options !== undefined) !== this.hasOptions) return false;
+    const keys = this.keys;
+    for (let i = 0; i < keys.length; i++) if (!(keys[i] as ValueKey).matches(args.input(i))) return false;
+    return options === undefined || (this.optionsKey as ValueKey).matches(options);
+  }
+
+  /** Refuse a name described under two lifetimes (outputs and checkpoints share the result; all share the options). */
+  checkConflicts(label: string, reserved: string | undefined): void {
+    const seen = new Map<string, string>();
+    const parts: [SpecNode, string][] = [
+      [this.outputs, 'outputs'],
+      [this.checkpoints, 'checkpoints'],
+      [this.scratch, 'scratch'],
+    ];
+    if (reserved !== undefined) seen.set(reserved, 'result (its return value)');
+    for (const [node, lifetime] of parts) {
+      for (const name of node.names) {
+        const first = seen.get(name);
+        if (first !== undefined) throw new DescriptionConflictError(label, name, first, lifetime);
+        seen.set(name, lifetime);
+      }
+    }
+  }
+
+  /** Whether a spec passes one of the call's own arrays through: then it depends on identity, not shape, and is not kept. */
+  passesArgumentsThrough(args: CallArgs): boolean {
+    const constants: unknown[] = [];
+    collectConstants(this.result, constants);
+    collectConstants(this.scratch, constants);
+    if (constants.length === 0) return false;
+    const found = new Set<unknown>();
+    for (let i = 0; i < args.inputs; i++) collectValues(args.input(i), found, 0);
+    if (args.options !== undefined) collectValues(args.options, found, 0);
+    return constants.some((c) => found.has(c));
+  }
+
+  /** Check every buffer the caller passed under a described name. */
+  checkSupplied(label: string, options: Record<string, unknown>): void {
+    checkSupplied(label, this.result, options);
+    checkSupplied(label, this.scratch, options);
+  }
+
+  /** Checked mode: describe again and refuse a describer whose spec changed for the same key. */
+  verify(label: string, specs: Specs): void {
+    for (const lifetime of lifetimes) {
+      const d = difference(this[lifetime], specs[lifetime], '');
+      if (d === undefined) continue;
+      const where = d.path === '' ? 'its spec' : `'${d.path}'`;
+      throw new DescriberContractError(
+        label,
+        lifetime,
+        d.path,
+        d.expected,
+        d.got,
+        `${label}: the ${lifetime} describer returned ${d.got} for ${where}, where it returned ${d.expected} before for arguments ` +
+          'of the same dtypes, dims and options. Describers must be pure functions of those (no reading array data, globals or ' +
+          'counters), because a verb describes each argument shape once and reuses its plan. Make the describer depend on ' +
+          "shapes and options only; if you redefined the kernel's describers after its first call, define them once, before it.",
+      );
+    }
+  }
+
+  /** The result: outputs and checkpoints from `space`, or the caller's buffers by name. */
+  materializeResult(space: Space, options: Record<string, unknown> | undefined, reuse: boolean): Record<string, unknown> {
+    return materializeRoot(this.result, space, options, reuse);
+  }
+
+  /** `{ ...result, [name]: value }`: the result of a kernel that keeps its return value. */
+  withReturned(result: Record<string, unknown>, name: string, value: unknown, reuse: boolean): Record<string, unknown> {
+    const names = this.#returnedNames(name);
+    const values = this.#returned.values;
+    const n = names.length;
+    for (let j = 0; j < n - 1; j++) values[j] = result[names[j] as string];
+    values[n - 1] = value;
+    try {
+      return assemble(this.#returned, names, values, n, reuse);
+    } finally {
+      clear(values, n);
+    }
+  }
+
+  #withName: string[] | undefined;
+
+  #returnedNames(name: string): readonly string[] {
+    this.#withName ??= [...this.result.names, name];
+    return this.#withName;
+  }
+
+  /**
+   * The kernel's options object: the caller's options (its string keys, in order), with every
+   * checkpoint (from `result`) and scratch buffer (materialized from `frame`) set under its name.
+   * The object made last is handed out again when it would hold exactly the same values.
+   */
+  kernelOptions(
+    frame: Space,
+    options: Record<string, unknown> | undefined,
+    result: Record<string, unknown>,
+    reuse: boolean,
+  ): Record<string, unknown> {
+    const scratchNode = this.scratch;
+    const { names, children, pending } = scratchNode;
+    try {
+      for (let j = 0; j < children.length; j++) {
+        pending[j] = materialize(children[j] as SpecNode, frame, options?.[names[j] as string], reuse);
+      }
+      if (reuse) {
+        const last = this.#lastOptions?.deref();
+        if (last !== undefined && this.#holds(last, options, result, pending)) return last;
+      }
+      const out: Record<string, unknown> = {};
+      const keys: string[] = [];
+      if (options !== undefined) {
+        for (const key in options) {
+          out[key] = options[key];
+          keys.push(key);
+        }
+      }
+      for (const name of this.checkpoints.names) out[name] = result[name];
+      for (let j = 0; j < names.length; j++) out[names[j] as string] = pending[j];
+      if (reuse) {
+        this.#lastOptions = new WeakRef(out);
+        this.#lastKeys = keys;
+      }
+      return out;
+    } finally {
+      clear(pending, children.length);
+    }
+  }
+
+  #holds(
+    last: Record<string, unknown>,
+    options: Record<string, unknown> | undefined,
+    result: Record<string, unknown>,
+    scratchValues: readonly unknown[],
+  ): boolean {
+    const keys = this.#lastKeys;
+    let j = 0;
+    if (options !== undefined) {
+      for (const key in options) {
+        if (keys[j] !== key) return false;
+        j++;
+        if (!this.optionNames.includes(key) && last[key] !== options[key]) return false;
+      }
+    }
+    if (j !== keys.length) return false;
+    const ckpt = this.checkpoints.names;
+    for (let i = 0; i < ckpt.length; i++) if (last[ckpt[i] as string] !== result[ckpt[i] as string]) return false;
+    const names = this.scratch.names;
+    for (let i = 0; i < names.length; i++) if (last[names[i] as string] !== scratchValues[i]) return false;
+    return true;
+  }
+}
+
+/** The root of a result: one object of the top-level names, never the caller's options object itself. */
+function materializeRoot(
+  node: SpecNode,
+  space: Space,
+  given: Record<string, unknown> | undefined,
+  reuse: boolean,
+): Record<string, unknown> {
+  const { names, children, pending } = node;
+  try {
+    for (let j = 0; j < children.length; j++) {
+      pending[j] = materialize(children[j] as SpecNode, space, given?.[names[j] as string], reuse);
+    }
+    return assemble(node, names, pending, children.length, reuse);
+  } finally {
+    clear(pending, children.length);
+  }
+}
+
+function collectConstants(node: SpecNode, into: unknown[]): void {
+  if (node.kind === CONSTANT) into.push(node.value);
+  else if (node.kind === GROUP || node.kind === LIST) for (const child of node.children) collectConstants(child, into);
+}
+
+function collectValues(v: unknown, into: Set<unknown>, depth: number): void {
+  if (typeof v !== 'object' || v === null || depth > 16) return;
+  into.add(v);
+  if (Array.isArray(v)) for (const element of v) collectValues(element, into, depth + 1);
+  else if (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null) {
+    for (const value of Object.values(v)) collectValues(value, into, depth + 1);
+  }
+}
+
+/**
+ * The plans of one verb: at most `capacity`, looked up in order; past that, the oldest is replaced.
+ * A verb called with a few shapes in turn (the two layers of a perceptron) keeps a plan for each.
+ */
+export class PlanCache {
+  static readonly capacity = 8;
+  readonly #plans: Plan[] = [];
+  #next = 0;
+
+  find(args: CallArgs): Plan | undefined {
+    const plans = this.#plans;
+    for (let i = 0; i < plans.length; i++) {
+      const plan = plans[i] as Plan;
+      if (plan.matches(args)) return plan;
+    }
+    return undefined;
+  }
+
+  add(plan: Plan): void {
+    const plans = this.#plans;
+    if (plans.length < PlanCache.capacity) plans.push(plan);
+    else {
+      plans[this.#next] = plan;
+      this.#next = (this.#next + 1) % PlanCache.capacity;
+    }
+  }
+
+  get size(): number {
+    return this.#plans.length;
+  }
+}
