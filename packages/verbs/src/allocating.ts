@@ -1,12 +1,11 @@
 import { type Frame, InvalidArgumentError, type Kernel, scratchspace, type Space } from '@pol/core';
+import { closeAfterFailure, describeValue, isThenable, noSavepoint, readOptions, rollback, savepoint } from '@pol/core/backend';
 import { type CallArgs, resolveSpace } from './arguments.js';
 import { NotAKernelError } from './errors.js';
 import { adapterOf } from './out-parameters.js';
 import { checkOutputs } from './outputs-check.js';
 import type { Plan } from './plan.js';
 import { diagnose } from './refusals.js';
-import { NO_SAVEPOINT, rollback, savepoint } from './savepoints.js';
-import { closeAfterFailure, describeValue, isThenable, readOptions } from './shared.js';
 import type { AllocatingOptions, Verb } from './signature.js';
 import { VerbState } from './verb-state.js';
 
@@ -118,7 +117,7 @@ function call(verb: VerbState, args: CallArgs): unknown {
     if (options !== undefined) plan.checkSupplied(verb.label, options);
     // 4. Outputs and checkpoints from the unframed space, under one savepoint, and the verb's frame.
     const reuse = VerbState.reuses(space);
-    const token = plan.allocates ? savepoint(space) : NO_SAVEPOINT;
+    const token = plan.allocates ? savepoint(space) : noSavepoint;
     let result: Record<string, unknown>;
     let frame: Frame;
     try {

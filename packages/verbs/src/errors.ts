@@ -150,22 +150,6 @@ export class ShadowMismatchError extends PolError {
 }
 
 /**
- * An array could not be zeroed from JavaScript: it has no host data (a GPU buffer, say). Shadows
- * start at zero, so `Shadows`, `zeroShadows` and verbs materializing shadow outputs need host arrays.
- *
- * @example
- * ```ts
- * import { ZeroUnsupportedError } from '@pol/verbs';
- * console.log(new ZeroUnsupportedError('x').code); // 'POL_ZERO_UNSUPPORTED'
- * ```
- */
-export class ZeroUnsupportedError extends PolError {
-  constructor(message: string) {
-    super('POL_ZERO_UNSUPPORTED', message);
-  }
-}
-
-/**
  * What the argument errors of a verb call share: the verb, and the parameter the call got wrong.
  * Each kind is its own class below; catch this one to handle them all.
  *

@@ -26,7 +26,6 @@ export {
   ShadowMismatchError,
   UndescribedKernelError,
   VerbArgumentError,
-  ZeroUnsupportedError,
 } from './errors.js';
 export {
   type OutParameterDescriptions,

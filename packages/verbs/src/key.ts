@@ -17,7 +17,7 @@
 //   keeps an argument alive.
 
 import { type AnyArray, dtypeOfTypedArray, familyKey, isArray, isPlainObject, type PolArray } from '@pol/core';
-import { sameDims } from './shared.js';
+import { sameDims } from '@pol/core/backend';
 
 const PRIMITIVE = 0;
 const POL_ARRAY = 1;

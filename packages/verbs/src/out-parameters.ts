@@ -10,8 +10,8 @@ import {
   type Materialize,
   type TypedArrayOf,
 } from '@pol/core';
+import { describeValue } from '@pol/core/backend';
 import { HostDataRequiredError, NotAKernelError } from './errors.js';
-import { describeValue } from './shared.js';
 import type { Returning } from './signature.js';
 
 /** What a verb needs to know of a kernel made by {@link outParameters}. */

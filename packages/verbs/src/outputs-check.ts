@@ -12,7 +12,7 @@ import type { VerbState } from './verb-state.js';
 export function checkOutputs(verb: VerbState, plan: Plan, outs: Record<string, unknown>, thorough: boolean): void {
   if (0 in outs) throw written(verb, '0', 'wrote index keys onto');
   if (!thorough) return;
-  const names = plan.result.names;
+  const names = plan.resultNames;
   let j = 0;
   for (const key in outs) {
     if (key !== names[j]) throw written(verb, key, names.includes(key) ? 'reordered' : `added '${key}' to`);

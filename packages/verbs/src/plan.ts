@@ -1,28 +1,19 @@
 // Internal: a verb's call plan. Describing a call (running the describers, checking their specs,
 // checking that no name is described twice) happens once per argument shape; the plan keeps the
-// result, compiled, and every later call with arguments of that shape only materializes it.
+// specs, and every later call with arguments of that shape only materializes them, through core's
+// one spec materializer (`materializeInto`).
 //
 // The contract that makes this right: describers are pure functions of their arguments' dtype,
 // dims and options (see key.ts for what "options" means here: what they read). Checked mode
 // verifies it by describing again on every call and comparing (`verify`).
 
-import { checkpoints, type Kernel, outputs, scratch, type Space, type Spec } from '@pol/core';
+import { checkpoints, type Kernel, outputs, type Space, type Spec, scratch } from '@pol/core';
+import { checkSupplied, materializeInto } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
-import { DescriberContractError, DescriptionConflictError } from './errors.js';
-import { type Tracker, ValueKey } from './key.js';
-import {
-  assemble,
-  CONSTANT,
-  clear,
-  compile,
-  difference,
-  GROUP,
-  joinGroups,
-  LIST,
-  materialize,
-  type SpecNode,
-} from './program.js';
-import { checkSupplied } from './supplied.js';
+import { BufferMismatchError, DescriberContractError, DescriptionConflictError } from './errors.js';
+import type { Tracker, ValueKey } from './key.js';
+import { clearNames, type Reused, sameOrFresh } from './reuse.js';
+import { allocatesAnything, arraysIn, difference, namesOf } from './specs.js';
 
 type Registry = ((...args: unknown[]) => unknown) & { has(kernel: Kernel): boolean };
 const registries = {
@@ -44,7 +35,7 @@ export function describesOptions(kernel: Kernel): boolean {
   return registries.checkpoints.has(kernel) || registries.scratch.has(kernel);
 }
 
-/** What each lifetime describes for one call: the specs, as the describers returned them. */
+/** What each lifetime describes for one call: the specs, as the describers returned them (and core checked them). */
 export interface Specs {
   readonly outputs: Spec;
   readonly checkpoints: Spec;
@@ -72,21 +63,24 @@ export class Plan {
   readonly keys: readonly ValueKey[];
   readonly optionsKey: ValueKey | undefined;
 
-  readonly outputs: SpecNode;
-  readonly checkpoints: SpecNode;
-  readonly scratch: SpecNode;
-  /** Outputs, then checkpoints: the verb's result, materialized from the unframed space. */
-  readonly result: SpecNode;
+  readonly specs: Specs;
+  /** The result's names: outputs, then checkpoints, materialized from the unframed space. */
+  readonly resultNames: readonly string[];
+  readonly checkpointNames: readonly string[];
+  readonly scratchNames: readonly string[];
+  /** Every checkpoint and scratch name: what the verb sets in the kernel's options. */
+  readonly optionNames: readonly string[];
   /** Whether the kernel receives an options object made by the verb (it has checkpoints or scratch). */
   readonly needsOptions: boolean;
   /** Whether the result has anything to allocate from the space (then the call takes a savepoint). */
   readonly allocates: boolean;
-  /** Every described checkpoint and scratch name: what the verb sets in the kernel's options. */
-  readonly optionNames: readonly string[];
 
-  // The result with the kernel's return value, for `outParameters` kernels.
-  readonly #returned: { last: WeakRef<object> | undefined; readonly values: unknown[] } = { last: undefined, values: [] };
-
+  // Staging objects, private to the plan and never handed out: the materializer writes a call's
+  // buffers into them, and `sameOrFresh` makes (or reuses) the object the caller or kernel gets.
+  readonly #result: Record<string, unknown> = {};
+  readonly #scratch: Record<string, unknown> = {};
+  readonly #lastResult: Reused = { last: undefined };
+  readonly #lastReturned: Reused = { last: undefined };
   // The kernel options object made last, and the caller's keys it was made with (see kernelOptions).
   #lastOptions: WeakRef<Record<string, unknown>> | undefined;
   #lastKeys: string[] = [];
@@ -98,13 +92,13 @@ export class Plan {
     for (let i = 0; i < args.inputs; i++) keys.push(tracker.keyOf(args.input(i)));
     this.keys = keys;
     this.optionsKey = args.options === undefined ? undefined : tracker.keyOf(args.options);
-    this.outputs = compile(specs.outputs);
-    this.checkpoints = compile(specs.checkpoints);
-    this.scratch = compile(specs.scratch);
-    this.result = joinGroups(this.outputs, this.checkpoints);
-    this.needsOptions = this.checkpoints.names.length + this.scratch.names.length > 0;
-    this.allocates = this.result.leaves() > 0;
-    this.optionNames = [...this.checkpoints.names, ...this.scratch.names];
+    this.specs = specs;
+    this.checkpointNames = namesOf(specs.checkpoints);
+    this.scratchNames = namesOf(specs.scratch);
+    this.resultNames = [...namesOf(specs.outputs), ...this.checkpointNames];
+    this.optionNames = [...this.checkpointNames, ...this.scratchNames];
+    this.needsOptions = this.optionNames.length > 0;
+    this.allocates = allocatesAnything(specs.outputs) || allocatesAnything(specs.checkpoints);
   }
 
   /** Whether a call with these arguments has this plan's shape. Allocates nothing. */
@@ -120,14 +114,9 @@ export class Plan {
   /** Refuse a name described under two lifetimes (outputs and checkpoints share the result; all share the options). */
   checkConflicts(label: string, reserved: string | undefined): void {
     const seen = new Map<string, string>();
-    const parts: [SpecNode, string][] = [
-      [this.outputs, 'outputs'],
-      [this.checkpoints, 'checkpoints'],
-      [this.scratch, 'scratch'],
-    ];
-    if (reserved !== undefined) seen.set(reserved, 'result (its return value)');
-    for (const [node, lifetime] of parts) {
-      for (const name of node.names) {
+    if (reserved !== undefined) seen.set(reserved, 'result (where it keeps its return value)');
+    for (const lifetime of lifetimes) {
+      for (const name of namesOf(this.specs[lifetime])) {
         const first = seen.get(name);
         if (first !== undefined) throw new DescriptionConflictError(label, name, first, lifetime);
         seen.set(name, lifetime);
@@ -137,26 +126,37 @@ export class Plan {
 
   /** Whether a spec passes one of the call's own arrays through: then it depends on identity, not shape, and is not kept. */
   passesArgumentsThrough(args: CallArgs): boolean {
-    const constants: unknown[] = [];
-    collectConstants(this.result, constants);
-    collectConstants(this.scratch, constants);
-    if (constants.length === 0) return false;
+    const passed: unknown[] = [];
+    for (const lifetime of lifetimes) arraysIn(this.specs[lifetime], passed);
+    if (passed.length === 0) return false;
     const found = new Set<unknown>();
     for (let i = 0; i < args.inputs; i++) collectValues(args.input(i), found, 0);
     if (args.options !== undefined) collectValues(args.options, found, 0);
-    return constants.some((c) => found.has(c));
+    return passed.some((a) => found.has(a));
   }
 
-  /** Check every buffer the caller passed under a described name. */
+  /** Check every buffer the caller passed under a described name, before anything is allocated. */
   checkSupplied(label: string, options: Record<string, unknown>): void {
-    checkSupplied(label, this.result, options);
-    checkSupplied(label, this.scratch, options);
+    const problem =
+      checkSupplied(this.specs.outputs, options) ??
+      checkSupplied(this.specs.checkpoints, options) ??
+      checkSupplied(this.specs.scratch, options);
+    if (problem !== undefined) {
+      throw new BufferMismatchError(
+        problem.path,
+        problem.expected,
+        problem.got,
+        `${label}: the buffer passed under '${problem.path}' is ${problem.got}, but the kernel describes ${
+          problem.expected === 'nothing' ? 'nothing there' : `'${problem.path}' as ${problem.expected}`
+        }. ${problem.remedy}`,
+      );
+    }
   }
 
   /** Checked mode: describe again and refuse a describer whose spec changed for the same key. */
   verify(label: string, specs: Specs): void {
     for (const lifetime of lifetimes) {
-      const d = difference(this[lifetime], specs[lifetime], '');
+      const d = difference(this.specs[lifetime], specs[lifetime], '');
       if (d === undefined) continue;
       const where = d.path === '' ? 'its spec' : `'${d.path}'`;
       throw new DescriberContractError(
@@ -173,30 +173,21 @@ export class Plan {
     }
   }
 
-  /** The result: outputs and checkpoints from `space`, or the caller's buffers by name. */
+  /** The result: outputs and checkpoints from `space` (or the caller's buffers by name), in one object. */
   materializeResult(space: Space, options: Record<string, unknown> | undefined, reuse: boolean): Record<string, unknown> {
-    return materializeRoot(this.result, space, options, reuse);
+    const staging = this.#result;
+    try {
+      materializeInto(space, this.specs.outputs, staging, options);
+      materializeInto(space, this.specs.checkpoints, staging, options);
+      return sameOrFresh(this.#lastResult, this.resultNames, staging, reuse);
+    } finally {
+      clearNames(staging, this.resultNames);
+    }
   }
 
   /** `{ ...result, [name]: value }`: the result of a kernel that keeps its return value. */
   withReturned(result: Record<string, unknown>, name: string, value: unknown, reuse: boolean): Record<string, unknown> {
-    const names = this.#returnedNames(name);
-    const values = this.#returned.values;
-    const n = names.length;
-    for (let j = 0; j < n - 1; j++) values[j] = result[names[j] as string];
-    values[n - 1] = value;
-    try {
-      return assemble(this.#returned, names, values, n, reuse);
-    } finally {
-      clear(values, n);
-    }
-  }
-
-  #withName: string[] | undefined;
-
-  #returnedNames(name: string): readonly string[] {
-    this.#withName ??= [...this.result.names, name];
-    return this.#withName;
+    return sameOrFresh(this.#lastReturned, this.resultNames, result, reuse, name, value);
   }
 
   /**
@@ -210,15 +201,12 @@ export class Plan {
     result: Record<string, unknown>,
     reuse: boolean,
   ): Record<string, unknown> {
-    const scratchNode = this.scratch;
-    const { names, children, pending } = scratchNode;
+    const staging = this.#scratch;
     try {
-      for (let j = 0; j < children.length; j++) {
-        pending[j] = materialize(children[j] as SpecNode, frame, options?.[names[j] as string], reuse);
-      }
+      materializeInto(frame, this.specs.scratch, staging, options);
       if (reuse) {
         const last = this.#lastOptions?.deref();
-        if (last !== undefined && this.#holds(last, options, result, pending)) return last;
+        if (last !== undefined && this.#holds(last, options, result, staging)) return last;
       }
       const out: Record<string, unknown> = {};
       const keys: string[] = [];
@@ -228,15 +216,15 @@ export class Plan {
           keys.push(key);
         }
       }
-      for (const name of this.checkpoints.names) out[name] = result[name];
-      for (let j = 0; j < names.length; j++) out[names[j] as string] = pending[j];
+      for (const name of this.checkpointNames) out[name] = result[name];
+      for (const name of this.scratchNames) out[name] = staging[name];
       if (reuse) {
         this.#lastOptions = new WeakRef(out);
         this.#lastKeys = keys;
       }
       return out;
     } finally {
-      clear(pending, children.length);
+      clearNames(staging, this.scratchNames);
     }
   }
 
@@ -244,7 +232,7 @@ export class Plan {
     last: Record<string, unknown>,
     options: Record<string, unknown> | undefined,
     result: Record<string, unknown>,
-    scratchValues: readonly unknown[],
+    scratchValues: Record<string, unknown>,
   ): boolean {
     const keys = this.#lastKeys;
     let j = 0;
@@ -256,35 +244,12 @@ export class Plan {
       }
     }
     if (j !== keys.length) return false;
-    const ckpt = this.checkpoints.names;
+    const ckpt = this.checkpointNames;
     for (let i = 0; i < ckpt.length; i++) if (last[ckpt[i] as string] !== result[ckpt[i] as string]) return false;
-    const names = this.scratch.names;
-    for (let i = 0; i < names.length; i++) if (last[names[i] as string] !== scratchValues[i]) return false;
+    const names = this.scratchNames;
+    for (let i = 0; i < names.length; i++) if (last[names[i] as string] !== scratchValues[names[i] as string]) return false;
     return true;
   }
-}
-
-/** The root of a result: one object of the top-level names, never the caller's options object itself. */
-function materializeRoot(
-  node: SpecNode,
-  space: Space,
-  given: Record<string, unknown> | undefined,
-  reuse: boolean,
-): Record<string, unknown> {
-  const { names, children, pending } = node;
-  try {
-    for (let j = 0; j < children.length; j++) {
-      pending[j] = materialize(children[j] as SpecNode, space, given?.[names[j] as string], reuse);
-    }
-    return assemble(node, names, pending, children.length, reuse);
-  } finally {
-    clear(pending, children.length);
-  }
-}
-
-function collectConstants(node: SpecNode, into: unknown[]): void {
-  if (node.kind === CONSTANT) into.push(node.value);
-  else if (node.kind === GROUP || node.kind === LIST) for (const child of node.children) collectConstants(child, into);
 }
 
 function collectValues(v: unknown, into: Set<unknown>, depth: number): void {
@@ -323,6 +288,7 @@ export class PlanCache {
     }
   }
 
+  /** How many plans are kept. */
   get size(): number {
     return this.#plans.length;
   }

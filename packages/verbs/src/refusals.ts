@@ -10,6 +10,7 @@
 //   optional inputs, or bare TypedArrays, and then nothing is refused.
 
 import { dtypeOfTypedArray, isPlainObject, isSpace } from '@pol/core';
+import { valueText } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 import {
   BareTypedArrayError,
@@ -19,7 +20,6 @@ import {
   UndescribedKernelError,
 } from './errors.js';
 import type { Plan } from './plan.js';
-import { valueText } from './supplied.js';
 import type { VerbState } from './verb-state.js';
 
 /** A space among the inputs: `softmax(x, arena)`. */

@@ -13,10 +13,11 @@ import {
   scratchspace,
   spaceKey,
   withspace,
+  ZeroUnsupportedError,
 } from '@pol/core';
 import fc from 'fast-check';
 import { expect, describe as group, test } from 'vitest';
-import { NoSpaceError, NotAPrimalError, ShadowMismatchError, ZeroUnsupportedError } from './errors.js';
+import { NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
 import { Shadows, shadowSpec, walkShadows, zeroShadows } from './shadows.js';
 import { leaves, type Tree, treeArb } from './test-support/arbitraries.js';
 import { countingSpace } from './test-support/counting.js';
@@ -82,9 +83,13 @@ group('Shadows', () => {
     expect(space.log).toEqual([]);
   });
 
-  test('JS arrays, null, and cycles are not primals', () => {
-    expect(() => Shadows(countingSpace(), [f32([1])] as never)).toThrow(NotAPrimalError);
+  test('null, holes, non-arrays and cycles are not primals', () => {
     expect(() => Shadows(countingSpace(), { a: null } as never)).toThrow(NotAPrimalError);
+    expect(() => Shadows(countingSpace(), { layers: [f32([1]), 3] } as never)).toThrow(
+      expect.objectContaining({ code: 'POL_NOT_A_PRIMAL', path: 'layers[1]' }),
+    );
+    // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested.
+    expect(() => Shadows(countingSpace(), [f32([1]), , f32([2])] as never)).toThrow(expect.objectContaining({ path: '[1]' }));
     const cyclic: Record<string, unknown> = { w: f32([1]) };
     cyclic.self = cyclic;
     expect(() => Shadows(countingSpace(), cyclic as never)).toThrow(/refer back/);
@@ -162,15 +167,17 @@ group('Shadows', () => {
 });
 
 group('shadowSpec', () => {
-  test('turns primals into a spec of Undefs with the same structure', () => {
+  test('turns primals into a spec of zeroed Undefs with the same structure', () => {
     const spec = shadowSpec(params());
-    expect(String(spec.layer1.w)).toBe('Undef(float32, [2, 3])');
-    expect(String(spec.layer2.b)).toBe('Undef(float32, [1])');
+    expect(String(spec.layer1.w)).toBe('zeroed(Undef(float32, [2, 3]))');
+    expect(String(spec.layer2.b)).toBe('zeroed(Undef(float32, [1]))');
+    expect(spec.layer1.w.zeroed).toBe(true);
   });
 
-  test('is a spec core can materialize (not zeroed there: core knows no shadows)', () => {
-    const a = alloc(Similar(new Float32Array(0)), shadowSpec({ w: f32([1, 2]) }));
+  test('is a spec core materializes zeroed too, on memory that is not', () => {
+    const a = alloc(countingSpace(Number.NaN), shadowSpec({ w: f32([1, 2]) }));
     expect(a.w.dims).toEqual([2]);
+    expect(Array.from(a.w.data)).toEqual([0, 0]);
   });
 
   test('refuses non-array leaves with their path', () => {

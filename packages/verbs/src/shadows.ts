@@ -13,20 +13,21 @@ import {
   type Materialize,
   type Space,
   shapeOf,
+  type Spec,
   spaceKey,
   Undef,
+  ZeroUnsupportedError,
+  zeroArray,
+  zeroed,
 } from '@pol/core';
+import { describeValue, materializeInto, rollback, sameDims, savepoint, shapeText, valueText } from '@pol/core/backend';
 import { resolveSpace } from './arguments.js';
-import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError, ZeroUnsupportedError } from './errors.js';
-import { compile, materialize } from './program.js';
-import { rollback, savepoint } from './savepoints.js';
-import { markShadow } from './shadow-mark.js';
-import { describeValue, sameDims, shapeText, zeroArray } from './shared.js';
-import { valueText } from './supplied.js';
+import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
 
 /**
- * What can be shadowed: an array, or a plain object whose values are primals (nested to any depth).
- * Parameters typed `P & Primal<P>` accept interfaces and type aliases alike and reject non-array leaves.
+ * What can be shadowed: an array, or a plain object or JavaScript array (a model's layers) whose
+ * values are primals, nested to any depth. Parameters typed `P & Primal<P>` accept interfaces and
+ * type aliases alike and reject non-array leaves.
  *
  * @example
  * ```ts
@@ -38,14 +39,15 @@ import { valueText } from './supplied.js';
  */
 export type Primal<P> = P extends AnyArray
   ? P
-  : P extends readonly unknown[] | ((...args: never[]) => unknown)
+  : P extends (...args: never[]) => unknown
     ? never
     : P extends object
       ? { [K in keyof P]: Primal<P[K]> }
       : never;
 
 /**
- * The spec of a primal's shadows: each array becomes an `Undef` of its dtype and dims, structure kept.
+ * The spec of a primal's shadows: each array becomes a zeroed `Undef` of its dtype and dims,
+ * structure kept (plain objects stay objects, JavaScript arrays and tuples stay arrays and tuples).
  *
  * @example
  * ```ts
@@ -96,15 +98,21 @@ export type ShadowsLike<P> = P extends AnyArray
  * ```ts
  * import type { HostArray } from '@pol/core';
  * import type { Leaves } from '@pol/verbs';
- * type L = Leaves<{ a: { w: HostArray<'float32'> }; b: Int8Array }>; // HostArray<'float32'> | Int8Array
+ * type L = Leaves<{ a: { w: HostArray<'float32'> }; b: Int8Array[] }>; // HostArray<'float32'> | Int8Array
  * ```
  */
-export type Leaves<T> = T extends AnyArray ? T : T extends object ? { [K in keyof T]-?: Leaves<T[K]> }[keyof T] : never;
+export type Leaves<T> = T extends AnyArray
+  ? T
+  : T extends readonly (infer E)[]
+    ? Leaves<E>
+    : T extends object
+      ? { [K in keyof T]-?: Leaves<T[K]> }[keyof T]
+      : never;
 
-// Key paths ('layer1.w') are what messages and walkShadows' callback name a value by. A walk over
-// the same structure step after step must not build them anew, so each group's child paths are
-// kept (weakly, by group) for as long as its keys and its own path stay the same; messages join
-// theirs only when they are thrown.
+// Key paths ('layers[1].w') are what messages and walkShadows' callback name a value by. A walk
+// over the same structure step after step must not build them anew, so each group's (or list's)
+// child paths are kept, weakly, by group, for as long as its keys and its own path stay the same;
+// messages join theirs only when they are thrown.
 interface ChildPaths {
   readonly prefix: string;
   readonly keys: readonly string[];
@@ -117,27 +125,50 @@ function joinPath(prefix: string, key: string): string {
   return prefix === '' ? key : `${prefix}.${key}`;
 }
 
-/** The key paths of `group`'s children, for a group at `prefix`: kept from the last walk when nothing changed. */
-function childPaths(group: Record<string, unknown>, prefix: string): readonly string[] {
+/** Whether `x` is a structure of primals: a plain object or a JavaScript array. */
+function isGroup(x: unknown): x is Record<string, unknown> | unknown[] {
+  return Array.isArray(x) || isPlainObject(x);
+}
+
+/** The key paths of the children of `group` (a plain object or a list) at `prefix`: kept from the last walk when nothing changed. */
+function childPaths(group: Record<string, unknown> | readonly unknown[], prefix: string): readonly string[] {
   const kept = childPathCache.get(group);
   if (kept !== undefined && kept.prefix === prefix && sameKeys(group, kept.keys)) return kept.paths;
   const keys: string[] = [];
   const paths: string[] = [];
-  for (const key in group) {
-    keys.push(key);
-    paths.push(joinPath(prefix, key));
+  if (Array.isArray(group)) {
+    for (let i = 0; i < group.length; i++) {
+      keys.push(String(i));
+      paths.push(`${prefix}[${i}]`);
+    }
+  } else {
+    for (const key in group) {
+      keys.push(key);
+      paths.push(joinPath(prefix, key));
+    }
   }
   childPathCache.set(group, { prefix, keys, paths });
   return paths;
 }
 
-function sameKeys(group: Record<string, unknown>, keys: readonly string[]): boolean {
+function sameKeys(group: Record<string, unknown> | readonly unknown[], keys: readonly string[]): boolean {
+  if (Array.isArray(group)) return group.length === keys.length;
   let j = 0;
   for (const key in group) {
     if (key !== keys[j]) return false;
     j++;
   }
   return j === keys.length;
+}
+
+/** The children of a group or list, in order (a list's by index, holes as undefined). */
+function childAt(group: Record<string, unknown> | readonly unknown[], keys: readonly string[], j: number): unknown {
+  return Array.isArray(group) ? group[j] : (group as Record<string, unknown>)[keys[j] as string];
+}
+
+/** The keys `childPaths` keeps for `group` (computed with it). */
+function childKeys(group: Record<string, unknown> | readonly unknown[]): readonly string[] {
+  return (childPathCache.get(group) as ChildPaths).keys;
 }
 
 // The ancestors stack of a walk (for cycles) is balanced on every normal return; one is kept for
@@ -156,24 +187,29 @@ function keepAncestors(ancestors: object[]): void {
 }
 
 function describeShadows(primals: unknown, path: string, ancestors: object[]): unknown {
-  if (isArray(primals)) return markShadow(Undef(primals));
-  if (isPlainObject(primals)) {
+  if (isArray(primals)) return zeroed(Undef(primals));
+  if (isGroup(primals)) {
     if (ancestors.includes(primals)) {
       throw new NotAPrimalError(path, `The primals refer back to themselves at '${path}'; shadow a tree of arrays, not a cycle.`);
     }
     ancestors.push(primals);
     const paths = childPaths(primals, path);
-    const spec: Record<string, unknown> = {};
-    let j = 0;
-    for (const key in primals) spec[key] = describeShadows(primals[key], paths[j++] as string, ancestors);
+    const keys = childKeys(primals);
+    const list = Array.isArray(primals);
+    const spec: Record<string, unknown> | unknown[] = list ? [] : {};
+    for (let j = 0; j < paths.length; j++) {
+      const value = describeShadows(childAt(primals, keys, j), paths[j] as string, ancestors);
+      if (list) (spec as unknown[]).push(value);
+      else (spec as Record<string, unknown>)[keys[j] as string] = value;
+    }
     ancestors.pop();
     return spec;
   }
   const where = path === '' ? 'The primals are' : `The primal at '${path}' is`;
   throw new NotAPrimalError(
     path,
-    `${where} ${describeValue(primals)}, which cannot be shadowed. Shadow an array (a HostArray or TypedArray) or a plain ` +
-      'object of them, nested as deep as you like; keep hyperparameters and other non-arrays out of the structure.',
+    `${where} ${describeValue(primals)}, which cannot be shadowed. Shadow an array (a HostArray or TypedArray), or plain ` +
+      'objects and JavaScript arrays of them, nested as deep as you like; keep hyperparameters and other non-arrays out of the structure.',
   );
 }
 
@@ -239,7 +275,7 @@ export function Shadows(first: unknown, second?: unknown): unknown {
   // biome-ignore lint/complexity/noArguments: the argument count tells Shadows(space, primals) from Shadows(primals).
   const spaceFirst = arguments.length >= 2 || isSpace(first);
   const primals = spaceFirst ? second : first;
-  const node = compile(describeAll(primals));
+  const spec = describeAll(primals);
   let space: Space;
   if (spaceFirst) {
     assertSpace(first, 'Shadows(space, primals)');
@@ -255,9 +291,13 @@ export function Shadows(first: unknown, second?: unknown): unknown {
     space = found;
     checkKinds(primals, space[spaceKey], '');
   }
+  // The materializer fills names into an object: one name holds the whole structure (an array, or
+  // the top group), and zeroes each shadow as it is allocated (they are described zeroed).
+  const into: { shadows?: unknown } = {};
   const token = savepoint(space);
   try {
-    return materialize(node, space, undefined, false);
+    materializeInto(space, { shadows: spec } as Spec, into);
+    return into.shadows;
   } catch (error) {
     rollback(space, token, error);
     throw error;
@@ -284,10 +324,10 @@ function checkKinds(primals: unknown, kind: string, path: string): void {
         'primal). Pass the space you mean: Shadows(space, primals), whose shadows are all of that space’s kind.',
     );
   }
-  const group = primals as Record<string, unknown>;
+  const group = primals as Record<string, unknown> | unknown[];
   const paths = childPaths(group, path);
-  let j = 0;
-  for (const key in group) checkKinds(group[key], kind, paths[j++] as string);
+  const keys = childKeys(group);
+  for (let j = 0; j < paths.length; j++) checkKinds(childAt(group, keys, j), kind, paths[j] as string);
 }
 
 // Every shadow is an array that can be zeroed now: host data readable (a checked arena's stale
@@ -297,34 +337,43 @@ function checkShadows(shadows: unknown, path: string, ancestors: object[]): void
     checkZeroable(shadows, path);
     return;
   }
-  if (isPlainObject(shadows) && !ancestors.includes(shadows)) {
+  if (isGroup(shadows) && !ancestors.includes(shadows)) {
     ancestors.push(shadows);
     const paths = childPaths(shadows, path);
-    let j = 0;
-    for (const key in shadows) checkShadows(shadows[key], paths[j++] as string, ancestors);
+    const keys = childKeys(shadows);
+    for (let j = 0; j < paths.length; j++) checkShadows(childAt(shadows, keys, j), paths[j] as string, ancestors);
     ancestors.pop();
     return;
   }
   throw new NotAPrimalError(
     path,
     `zeroShadows found ${describeValue(shadows)}${path === '' ? '' : ` at '${path}'`}; it takes shadows as Shadows returns them: ` +
-      'an array, or plain objects of arrays.',
+      'an array, or plain objects and JavaScript arrays of them.',
   );
 }
 
 function checkZeroable(array: AnyArray, path: string): void {
   if (ArrayBuffer.isView(array)) return;
-  const data = (array as { readonly data?: unknown }).data;
-  if (ArrayBuffer.isView(data) && !(data instanceof DataView)) return;
-  throw new ZeroUnsupportedError(
-    `zeroShadows cannot zero the shadow${path === '' ? '' : ` at '${path}'`}, ${valueText(array)} (${describeValue(array)}): ` +
-      'it has no host data. Nothing was zeroed. Shadow host arrays, or clear device buffers with your backend.',
-  );
+  const family = familyOf(array);
+  if (typeof family?.zero !== 'function') {
+    throw new ZeroUnsupportedError(
+      `zeroShadows cannot zero the shadow${path === '' ? '' : ` at '${path}'`}, ${valueText(array)} (${describeValue(array)}): ` +
+        `its family ('${String(family?.kind)}') has no zero(array) method. Nothing was zeroed. Shadow arrays of a backend that ` +
+        'implements the zeroing protocol, or zero them with the backend itself.',
+    );
+  }
+  // A host array's data is read now: an arena in checked mode refuses it for a stale array, and
+  // that must happen before the first shadow is written.
+  if ('data' in array) void (array as { readonly data: unknown }).data;
 }
 
 function zeroAll(shadows: unknown): void {
   if (isArray(shadows)) {
     zeroArray(shadows);
+    return;
+  }
+  if (Array.isArray(shadows)) {
+    for (let i = 0; i < shadows.length; i++) zeroAll(shadows[i]);
     return;
   }
   const group = shadows as Record<string, unknown>;
@@ -373,39 +422,49 @@ function checkPairs(primal: unknown, shadow: unknown, path: string, ancestors: o
     }
     return;
   }
-  if (!isPlainObject(primal) || ancestors.includes(primal)) {
+  if (!isGroup(primal) || ancestors.includes(primal)) {
     throw new NotAPrimalError(
       path,
-      `The primal${at(path)} is ${describeValue(primal)}; walkShadows takes an array or plain objects of arrays (and no cycles).`,
+      `The primal${at(path)} is ${describeValue(primal)}; walkShadows takes an array, or plain objects and JavaScript arrays of them (and no cycles).`,
     );
   }
-  if (!isPlainObject(shadow)) {
-    throw new ShadowMismatchError(
-      path,
-      `The primals${at(path)} are a group { ${Object.keys(primal).join(', ')} } but the shadows are ${valueText(shadow)}. Shadows mirror their primals' structure.`,
-    );
-  }
-  for (const key in primal) {
-    if (!Object.hasOwn(shadow, key)) {
-      const child = joinPath(path, key);
+  if (Array.isArray(primal)) {
+    if (!Array.isArray(shadow) || shadow.length !== primal.length) {
       throw new ShadowMismatchError(
-        child,
-        `The primals have '${child}' but the shadows do not. Shadows mirror their primals' structure: make them with Shadows(space, primals).`,
+        path,
+        `The primals${at(path)} are a list of ${primal.length} but the shadows are ${Array.isArray(shadow) ? `a list of ${shadow.length}` : valueText(shadow)}. Shadows mirror their primals' structure.`,
       );
     }
-  }
-  for (const key in shadow) {
-    if (!Object.hasOwn(primal, key)) {
+  } else {
+    if (!isPlainObject(shadow)) {
       throw new ShadowMismatchError(
-        joinPath(path, key),
-        `The shadows have '${joinPath(path, key)}' but the primals do not. Shadows mirror their primals' structure: make them with Shadows(space, primals).`,
+        path,
+        `The primals${at(path)} are a group { ${Object.keys(primal).join(', ')} } but the shadows are ${valueText(shadow)}. Shadows mirror their primals' structure.`,
       );
+    }
+    for (const key in primal) {
+      if (!Object.hasOwn(shadow, key)) {
+        const child = joinPath(path, key);
+        throw new ShadowMismatchError(
+          child,
+          `The primals have '${child}' but the shadows do not. Shadows mirror their primals' structure: make them with Shadows(space, primals).`,
+        );
+      }
+    }
+    for (const key in shadow) {
+      if (!Object.hasOwn(primal, key)) {
+        throw new ShadowMismatchError(
+          joinPath(path, key),
+          `The shadows have '${joinPath(path, key)}' but the primals do not. Shadows mirror their primals' structure: make them with Shadows(space, primals).`,
+        );
+      }
     }
   }
   ancestors.push(primal);
   const paths = childPaths(primal, path);
-  let j = 0;
-  for (const key in primal) checkPairs(primal[key], shadow[key], paths[j++] as string, ancestors);
+  const keys = childKeys(primal);
+  const shadows = shadow as Record<string, unknown> | unknown[];
+  for (let j = 0; j < paths.length; j++) checkPairs(childAt(primal, keys, j), childAt(shadows, keys, j), paths[j] as string, ancestors);
   ancestors.pop();
 }
 
@@ -419,11 +478,11 @@ function visit(primal: unknown, shadow: unknown, path: string, f: (primal: never
     f(primal as never, shadow as never, path);
     return;
   }
-  const p = primal as Record<string, unknown>;
-  const s = shadow as Record<string, unknown>;
+  const p = primal as Record<string, unknown> | unknown[];
+  const s = shadow as Record<string, unknown> | unknown[];
   const paths = childPaths(p, path);
-  let j = 0;
-  for (const key in p) visit(p[key], s[key], paths[j++] as string, f);
+  const keys = childKeys(p);
+  for (let j = 0; j < paths.length; j++) visit(childAt(p, keys, j), childAt(s, keys, j), paths[j] as string, f);
 }
 
 /**
