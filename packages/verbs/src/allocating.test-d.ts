@@ -2,8 +2,9 @@ import type { Arena } from '@pol/arena';
 import { describe, type HostArray, outputs, type Space, Undef } from '@pol/core';
 import { expectTypeOf, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
-import type { Verb, VerbOptions, VerbResult } from './signature.js';
 import { rmsNorm, rmsNormBackward, softmax, type softmaxInto, trainStep } from './examples/index.js';
+import { outParameters } from './out-parameters.js';
+import type { Verb, VerbOptions, VerbResult } from './signature.js';
 
 type F32 = HostArray<'float32'>;
 type F64 = HostArray<'float64'>;
@@ -120,5 +121,39 @@ group('kernel shapes', () => {
     biased(x, w);
     biased(x, undefined, { scale: 2 });
     biased(x, w, { scale: 2, y: x });
+  });
+});
+
+declare function multiply2(out: Float32Array, a: Float32Array, b: Float32Array): Float32Array;
+declare function invert2(out: Float32Array, a: Float32Array): Float32Array | null;
+declare function minmax(lo: Float64Array, hi: Float64Array, a: Float64Array, scale?: number): void;
+
+group('outParameters', () => {
+  test('the verb takes the inputs after the outputs (host arrays too) and keeps the return value', () => {
+    const multiply = Allocating(outParameters(multiply2, { outputs: (a: Float32Array) => ({ out: Undef(a) }) }));
+    expectTypeOf(multiply(arena, x.data, x)).toEqualTypeOf<{ out: F32; returned: Float32Array }>();
+    const invert = Allocating(outParameters(invert2, { outputs: (a: Float32Array) => ({ out: Undef(a) }) }));
+    expectTypeOf(invert(x).returned).toEqualTypeOf<Float32Array | null>();
+    invert(x, { out: x });
+    // @ts-expect-error: an input too many
+    invert(x, x);
+    // @ts-expect-error: a float64 array where the function takes float32
+    multiply(x64, x);
+  });
+
+  test('several outputs are dropped from the function’s parameters, in order', () => {
+    const bounds = Allocating(outParameters(minmax, { outputs: (a: Float64Array) => ({ lo: Undef(a), hi: Undef(a) }) }));
+    expectTypeOf(bounds(x64).lo).toEqualTypeOf<F64>();
+    bounds(x64, 2);
+    expectTypeOf(bounds(x64, 2).returned).toEqualTypeOf<void>();
+  });
+});
+
+group('Allocating options', () => {
+  test('checked is a boolean', () => {
+    Allocating(softmax.kernel, { checked: true });
+    // @ts-expect-error: not an option
+    Allocating(softmax.kernel, { chekced: true });
+    expectTypeOf(Allocating(softmax.kernel, {})).toEqualTypeOf<Verb<typeof softmaxInto>>();
   });
 });

@@ -17,7 +17,13 @@ import {
 import fc from 'fast-check';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
-import { BufferMismatchError, DescriptionConflictError, NoSpaceError, NotAKernelError, UndescribedKernelError } from './errors.js';
+import {
+  BufferMismatchError,
+  DescriptionConflictError,
+  NoSpaceError,
+  NotAKernelError,
+  UndescribedKernelError,
+} from './errors.js';
 import { shadowSpec } from './shadows.js';
 import { countingSpace } from './test-support/counting.js';
 
@@ -438,7 +444,9 @@ group('bad input is refused with a typed error and nothing allocated', () => {
   });
 
   test('no space, no ambient space and no array input', () => {
-    const k = Allocating(describe((_o: { y: F32 }, n: number, s: string) => [n, s], { outputs: (n: number) => ({ y: Undef('float32', [n]) }) }));
+    const k = Allocating(
+      describe((_o: { y: F32 }, n: number, s: string) => [n, s], { outputs: (n: number) => ({ y: Undef('float32', [n]) }) }),
+    );
     refuses(() => k(1, 'a'), NoSpaceError, 'POL_NO_SPACE', 'withspace', 'space first');
   });
 

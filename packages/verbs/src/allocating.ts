@@ -1,4 +1,4 @@
-import { type Frame, InvalidArgumentError, type Kernel, scratchspace, type Space } from '@pol/core';
+import { type Frame, InvalidArgumentError, type Kernel, type Space, scratchspace } from '@pol/core';
 import { closeAfterFailure, describeValue, isThenable, noSavepoint, readOptions, rollback, savepoint } from '@pol/core/backend';
 import { type CallArgs, resolveSpace } from './arguments.js';
 import { NotAKernelError } from './errors.js';
@@ -130,7 +130,11 @@ function call(verb: VerbState, args: CallArgs): unknown {
     // 5. Scratch from the frame, then the kernel, with the frame as its ambient space.
     let returned: unknown;
     try {
-      const kernelOptions = !verb.passesOptions ? undefined : plan.needsOptions ? plan.kernelOptions(frame, options, result, reuse) : options;
+      const kernelOptions = !verb.passesOptions
+        ? undefined
+        : plan.needsOptions
+          ? plan.kernelOptions(frame, options, result, reuse)
+          : options;
       returned = verb.call.call(frame, result, args, kernelOptions);
       if (isThenable(returned)) {
         pending = true;

@@ -107,6 +107,7 @@ export class KernelCall {
   }
 
   #argument(i: number): unknown {
+    if (i === 0) return this.#outs;
     const args = this.#args as CallArgs;
     if (i <= args.inputs) return args.input(i - 1);
     return i === this.#slot ? this.#options : undefined;

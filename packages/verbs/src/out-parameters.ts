@@ -46,7 +46,9 @@ export interface OutParameterDescriptions {
 type UnionToIntersection<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never;
 type LastOf<U> = UnionToIntersection<U extends unknown ? () => U : never> extends () => infer R ? R : never;
 /** How many members a union of names has. */
-type CountOf<U, Counted extends unknown[] = []> = [U] extends [never] ? Counted['length'] : CountOf<Exclude<U, LastOf<U>>, [...Counted, U]>;
+type CountOf<U, Counted extends unknown[] = []> = [U] extends [never]
+  ? Counted['length']
+  : CountOf<Exclude<U, LastOf<U>>, [...Counted, U]>;
 /** `T` without its first `N` elements. */
 type Drop<T extends readonly unknown[], N extends number, Dropped extends unknown[] = []> = Dropped['length'] extends N
   ? T
@@ -143,7 +145,7 @@ export function outParameters<F extends (...args: never[]) => unknown, const D e
   // calls back into this kernel before returning).
   const spare: unknown[] = [];
   let busy = false;
-  const kernel = function (outs: Record<string, unknown>, ...inputs: unknown[]): unknown {
+  const kernel = (outs: Record<string, unknown>, ...inputs: unknown[]): unknown => {
     const args = busy ? [] : spare;
     const own = args === spare;
     busy = true;

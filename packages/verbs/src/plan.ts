@@ -154,13 +154,13 @@ export class Plan {
   }
 
   /** Checked mode: describe again and refuse a describer whose spec changed for the same key. */
-  verify(label: string, specs: Specs): void {
+  verify(name: string, label: string, specs: Specs): void {
     for (const lifetime of lifetimes) {
       const d = difference(this.specs[lifetime], specs[lifetime], '');
       if (d === undefined) continue;
       const where = d.path === '' ? 'its spec' : `'${d.path}'`;
       throw new DescriberContractError(
-        label,
+        name,
         lifetime,
         d.path,
         d.expected,

@@ -33,7 +33,7 @@ export function refuseMisplacedSpace(verb: VerbState, args: CallArgs): void {
       verb.name,
       name,
       at,
-      `${verb.label} got a space (${String(value)}) as argument ${at}, where it takes ${quoted(name)}. A verb takes its space ` +
+      `${verb.label} got a space (${String(value)}) as argument ${at}, where its kernel takes ${name.startsWith('input ') ? name : `'${name}'`}. A verb takes its space ` +
         'first, verb(space, ...inputs, options?), or none at all: then it allocates from the ambient space, or from Similar of its first array input.',
     );
   }
@@ -114,7 +114,8 @@ export function missingInput(
   const i = firstMissing(verb, args) ?? args.inputs;
   const name = verb.inputName(i);
   const at = args.start + i + 1;
-  const passed = i < args.inputs ? `${quoted(name)} (argument ${at}) is undefined` : `${quoted(name)} (argument ${at}) is missing`;
+  const passed =
+    i < args.inputs ? `${quoted(name)} (argument ${at}) is undefined` : `${quoted(name)} (argument ${at}) is missing`;
   const because =
     cause === undefined
       ? ''

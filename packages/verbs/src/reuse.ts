@@ -37,7 +37,11 @@ export function sameOrFresh(
   return out;
 }
 
-function holds(last: Readonly<Record<string, unknown>>, names: readonly string[], from: Readonly<Record<string, unknown>>): boolean {
+function holds(
+  last: Readonly<Record<string, unknown>>,
+  names: readonly string[],
+  from: Readonly<Record<string, unknown>>,
+): boolean {
   for (let j = 0; j < names.length; j++) {
     const name = names[j] as string;
     if (last[name] !== from[name]) return false;

@@ -47,3 +47,28 @@ group('Shadows', () => {
     zeroShadows(grads);
   });
 });
+
+group('structures with JavaScript arrays', () => {
+  const layers = [
+    { w: {} as F32, b: {} as F32 },
+    { w: {} as F32, b: {} as HostArray<'float64'> },
+  ] as const;
+
+  test('a tuple of layers gives a tuple of shadows; an array gives an array', () => {
+    const grads = Shadows(arena, { layers });
+    expectTypeOf(grads.layers[1].b).toEqualTypeOf<HostArray<'float64'>>();
+    expectTypeOf(grads.layers).toEqualTypeOf<[{ w: F32; b: F32 }, { w: F32; b: HostArray<'float64'> }]>();
+    const many: Layer[] = [];
+    expectTypeOf(Shadows(arena, many)).toEqualTypeOf<{ w: F32; b: F32 }[]>();
+    expectTypeOf(shadowSpec({ layers }).layers[0].w).toEqualTypeOf<Undef<'float32'>>();
+  });
+
+  test('walkShadows and zeroShadows take them; non-array leaves inside lists do not compile', () => {
+    walkShadows({ layers }, Shadows(arena, { layers }), (p) => {
+      expectTypeOf(p).toEqualTypeOf<F32 | HostArray<'float64'>>();
+    });
+    zeroShadows([{} as F32]);
+    // @ts-expect-error: a number in a list is not a primal
+    Shadows(arena, { layers: [{} as F32, 1] });
+  });
+});

@@ -1,9 +1,12 @@
+import { Arena, StaleArrayError } from '@pol/arena';
 import {
   type ArrayFamily,
   alloc,
+  describe,
   familyKey,
   type HostArray,
   hostArray,
+  InvalidArgumentError,
   InvalidSpecError,
   NotASpaceError,
   type PolArray,
@@ -17,7 +20,8 @@ import {
 } from '@pol/core';
 import fc from 'fast-check';
 import { expect, describe as group, test } from 'vitest';
-import { NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
+import { Allocating } from './allocating.js';
+import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
 import { Shadows, shadowSpec, walkShadows, zeroShadows } from './shadows.js';
 import { leaves, type Tree, treeArb } from './test-support/arbitraries.js';
 import { countingSpace } from './test-support/counting.js';
@@ -289,3 +293,159 @@ group('walkShadows', () => {
     );
   });
 });
+
+group('checked before anything is written', () => {
+  test('zeroShadows({ a: ok, b: arrayWithoutData }) zeroes nothing', () => {
+    const a = f32([5, 5]);
+    const noData = { dtype: 'float32', dims: [2], [familyKey]: { kind: 'host', describe: () => 'x' } } as unknown as PolArray;
+    let error: unknown;
+    try {
+      zeroShadows({ a, b: noData } as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ZeroUnsupportedError);
+    expect((error as Error).message).toContain("the shadow at 'b'");
+    expect(Array.from(a.data)).toEqual([5, 5]);
+  });
+
+  test('a stale shadow of a checked arena is refused before the live ones are zeroed', () => {
+    const arena = new Arena(new ArrayBuffer(4096), { checked: true });
+    const live = Shadows(arena, { w: f32([0, 0]) });
+    live.w.data.fill(5);
+    let stale: { w: F32 } | undefined;
+    scratchspace(arena, (frame) => {
+      stale = Shadows(frame, { w: f32([0, 0]) });
+    });
+    expect(() => zeroShadows({ live, stale } as never)).toThrow(StaleArrayError);
+    expect(Array.from(live.w.data)).toEqual([5, 5]);
+  });
+
+  test('walkShadows(p, g, 42): a typed error, and nothing walked', () => {
+    const p = params();
+    const g = Shadows(p);
+    for (const bad of [42, undefined, 'f', {}]) {
+      expect(() => walkShadows(p, g, bad as never)).toThrow(InvalidArgumentError);
+    }
+    expect(() => walkShadows(p, g, 42 as never)).toThrow(
+      /needs a function f\(primal, shadow, path\), called for each pair of arrays, got 42/,
+    );
+  });
+});
+
+group('structures that hold JavaScript arrays (a model’s layers)', () => {
+  const layers = () => [
+    { w: f32([1, 2, 3, 4, 5, 6], [2, 3]), b: f32([1, 2, 3]) },
+    { w: f32([1, 2, 3], [3, 1]), b: f32([1]) },
+  ];
+
+  test('shadows keep the list: same length, same names, same dims, all zero', () => {
+    const p = { layers: layers(), scale: f32([2]) };
+    const g = Shadows(countingSpace(Number.NaN), p);
+    expect(Array.isArray(g.layers)).toBe(true);
+    expect(g.layers.map((l) => [l.w.dims, l.b.dims])).toEqual([
+      [[2, 3], [3]],
+      [[3, 1], [1]],
+    ]);
+    expect(isZero(g.layers[1]?.w as F32) && isZero(g.scale)).toBe(true);
+    expect(String(shadowSpec(p).layers[0]?.w)).toBe('zeroed(Undef(float32, [2, 3]))');
+  });
+
+  test('walkShadows names list elements by index, and zeroShadows zeroes them', () => {
+    const p = { layers: layers() };
+    const g = Shadows(p);
+    const paths: string[] = [];
+    walkShadows(p, g, (_p, s, path) => {
+      paths.push(path);
+      s.data.fill(1);
+    });
+    expect(paths).toEqual(['layers[0].w', 'layers[0].b', 'layers[1].w', 'layers[1].b']);
+    zeroShadows(g);
+    expect(g.layers.every((l) => isZero(l.w) && isZero(l.b))).toBe(true);
+  });
+
+  test('a top-level list, and lists that do not pair up', () => {
+    const p = layers();
+    const g = Shadows(p);
+    expect(g.length).toBe(2);
+    mismatchError(p, [g[0]], '', 'a list of 1');
+    mismatchError({ layers: p }, { layers: { 0: g[0], 1: g[1] } }, 'layers', 'a list of 2');
+  });
+
+  test('paths are kept between walks, and follow a structure that changed', () => {
+    const p: Record<string, F32> = { a: f32([1]) };
+    const g: Record<string, F32> = { a: f32([0]) };
+    const walk = () => {
+      const paths: string[] = [];
+      walkShadows(p, g, (_p, _s, path) => paths.push(path));
+      return paths;
+    };
+    expect(walk()).toEqual(['a']);
+    const first = walk()[0];
+    p.b = f32([2]);
+    g.b = f32([0]);
+    expect(walk()).toEqual(['a', 'b']);
+    expect(first).toBe('a');
+  });
+
+  test('a shadow spec of a list is a verb output: zeroed, accumulated into when it is yours', () => {
+    const backward = Allocating(
+      describe(
+        function backward(grads: { dlayers: { w: F32 }[] }, ls: { w: F32 }[]) {
+          for (const [i, l] of ls.entries()) {
+            const d = grads.dlayers[i]?.w.data ?? new Float32Array(0);
+            for (let j = 0; j < d.length; j++) d[j] = (d[j] ?? 0) + (l.w.data[j] ?? 0);
+          }
+        },
+        { outputs: (ls: { w: F32 }[]) => ({ dlayers: shadowSpec(ls) }) },
+      ),
+    );
+    const ls = [{ w: f32([1, 2]) }, { w: f32([3]) }];
+    const space = countingSpace(Number.NaN);
+    const { dlayers } = backward(space, ls);
+    expect(dlayers.map((l) => Array.from(l.w.data))).toEqual([[1, 2], [3]]);
+    backward(space, ls, { dlayers });
+    expect(dlayers.map((l) => Array.from(l.w.data))).toEqual([[2, 4], [6]]);
+  });
+});
+
+group('Shadows(primals) makes shadows of the primals’ own kind', () => {
+  test('an ambient space of another kind is refused before anything is allocated', () => {
+    let allocated = 0;
+    const device = {
+      [spaceKey]: 'gpu',
+      alloc() {
+        allocated++;
+        throw new Error('not used');
+      },
+    } as unknown as Space;
+    let error: unknown;
+    try {
+      withspace(device, () => Shadows({ w: f32([1]) }));
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(KindMismatchError);
+    expect([(error as KindMismatchError).path, (error as KindMismatchError).expected, (error as KindMismatchError).got]).toEqual([
+      'w',
+      'host',
+      'gpu',
+    ]);
+    expect((error as Error).message).toContain('Shadows(space, primals)');
+    expect(allocated).toBe(0);
+    // With the space given, the caller says what kind they want.
+    expect(() => Shadows(device, { w: f32([1]) })).toThrow('not used');
+  });
+});
+
+function mismatchError(primals: unknown, shadows: unknown, path: string, fragment: string): void {
+  let error: unknown;
+  try {
+    walkShadows(primals as never, shadows as never, () => {});
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(ShadowMismatchError);
+  expect((error as ShadowMismatchError).path).toBe(path);
+  expect((error as Error).message).toContain(fragment);
+}

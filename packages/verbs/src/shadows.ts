@@ -12,8 +12,8 @@ import {
   type KindOf,
   type Materialize,
   type Space,
-  shapeOf,
   type Spec,
+  shapeOf,
   spaceKey,
   Undef,
   ZeroUnsupportedError,
@@ -464,7 +464,8 @@ function checkPairs(primal: unknown, shadow: unknown, path: string, ancestors: o
   const paths = childPaths(primal, path);
   const keys = childKeys(primal);
   const shadows = shadow as Record<string, unknown> | unknown[];
-  for (let j = 0; j < paths.length; j++) checkPairs(childAt(primal, keys, j), childAt(shadows, keys, j), paths[j] as string, ancestors);
+  for (let j = 0; j < paths.length; j++)
+    checkPairs(childAt(primal, keys, j), childAt(shadows, keys, j), paths[j] as string, ancestors);
   ancestors.pop();
 }
 

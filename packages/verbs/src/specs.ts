@@ -37,10 +37,12 @@ export function difference(
   path: string,
 ): { readonly path: string; readonly expected: string; readonly got: string } | undefined {
   if (isUndef(before)) {
-    if (isUndef(now) && now.dtype === before.dtype && sameDims(now.dims, before.dims) && now.zeroed === before.zeroed) return undefined;
+    if (isUndef(now) && now.dtype === before.dtype && sameDims(now.dims, before.dims) && now.zeroed === before.zeroed)
+      return undefined;
     return { path, expected: words(before), got: words(now) };
   }
-  if (isArray(before)) return now === before ? undefined : { path, expected: `the same ${valueText(before)} array`, got: words(now) };
+  if (isArray(before))
+    return now === before ? undefined : { path, expected: `the same ${valueText(before)} array`, got: words(now) };
   if (Array.isArray(before)) {
     if (!Array.isArray(now) || now.length !== before.length) return { path, expected: words(before), got: words(now) };
     for (let i = 0; i < before.length; i++) {
@@ -52,7 +54,8 @@ export function difference(
   const names = namesOf(before as Spec);
   if (!isPlainObject(now)) return { path, expected: words(before), got: words(now) };
   const got = namesOf(now as Spec);
-  if (got.length !== names.length || got.some((name, i) => name !== names[i])) return { path, expected: words(before), got: words(now) };
+  if (got.length !== names.length || got.some((name, i) => name !== names[i]))
+    return { path, expected: words(before), got: words(now) };
   for (const name of names) {
     const d = difference((before as Spec)[name], now[name], path === '' ? name : `${path}.${name}`);
     if (d !== undefined) return d;

@@ -3,12 +3,12 @@
 // finding or making the plan for them. Making a plan is where a call is checked in full: the typed
 // refusals of plain-JavaScript mistakes, the describers, their specs, the names they describe.
 
-import { type Kernel, savepointKey, type Space } from '@pol/core';
+import { type Kernel, type Space, savepointKey } from '@pol/core';
 import { CallArgs } from './arguments.js';
 import { NoSpaceError } from './errors.js';
 import { KernelCall } from './kernel-call.js';
-import type { Adapter } from './out-parameters.js';
 import { Tracker } from './key.js';
+import type { Adapter } from './out-parameters.js';
 import { type Signature, signatureOf } from './parameters.js';
 import { describeCall, describesOptions, isDescribed, Plan, PlanCache } from './plan.js';
 import { diagnose, missingInput, refuseExtraInputs, refuseMisplacedSpace, undescribed } from './refusals.js';
@@ -70,7 +70,7 @@ export class VerbState {
 
   /** Checked mode, on a kept plan: describe again and refuse a describer whose spec changed. */
   verify(plan: Plan, args: CallArgs): void {
-    plan.verify(this.label, describeCall(this.kernel, this.describerArgs(args)));
+    plan.verify(this.name, this.label, describeCall(this.kernel, this.describerArgs(args)));
   }
 
   /** Whether this call runs checked: the verb was made so, or its space is a checked arena (or a frame on one). */
@@ -109,7 +109,10 @@ export class VerbState {
     const tracker = new Tracker();
     let specs: ReturnType<typeof describeCall>;
     try {
-      specs = describeCall(this.kernel, this.describerArgs(args, (v) => tracker.view(v)));
+      specs = describeCall(
+        this.kernel,
+        this.describerArgs(args, (v) => tracker.view(v)),
+      );
     } catch (error) {
       throw diagnose(this, args, error, 'describer');
     } finally {
