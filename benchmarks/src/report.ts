@@ -55,7 +55,7 @@ export function targetText(t: Target | undefined): string {
     case 'overhead-at-most':
       return `≤ +${t.ns} ns${zero}`;
     case 'fewer-gcs-at-least':
-      return `≥ ${Math.round(t.fraction * 100)}% fewer GCs`;
+      return t.fraction >= 1 ? 'no GCs at all' : `≥ ${Math.round(t.fraction * 100)}% fewer GCs`;
     case 'bytes-at-most':
       return t.bytes === 0 ? '0 B' : `≤ ${t.bytes} B`;
   }
