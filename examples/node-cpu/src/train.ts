@@ -42,11 +42,12 @@ export function trainOnArena(options: TrainOptions = {}): { readonly arena: Aren
   const params = initMlp(arena, random, 2, options.hidden ?? 16, 3);
   const grads = Shadows(arena, params); // same structure as params, zeroed
   const loss = alloc(arena, 'float32', [1]);
-  const lr = options.lr ?? 0.1;
+  // One options object for every step: the verb never writes into it (the kernel gets its own).
+  const stepOptions = { lr: options.lr ?? 0.1, loss };
 
   const records: StepRecord[] = [];
   for (let step = 1; step <= (options.steps ?? 200); step++) {
-    trainStep(arena, params, grads, x, labels, { lr, loss });
+    trainStep(arena, params, grads, x, labels, stepOptions);
     const { offset, arraysCreated } = arena.describe();
     records.push({ step, loss: loss.data[0] ?? Number.NaN, offset, watermark: watermark(arena), arraysCreated });
   }

@@ -346,6 +346,20 @@ export const softmaxCrossEntropy = Allocating(softmaxCrossEntropyInto);
  */
 export const softmaxCrossEntropyBackward = Allocating(softmaxCrossEntropyBackwardInto);
 
+// One SGD update over parameters and their gradients. The per-pair function is made once, not per
+// step (a closure over `lr` would be a step's garbage); it reads the rate from `rate`, set just
+// before the synchronous walk.
+let rate = 0;
+function sgdPair(p: F32, g: F32): void {
+  const ps = p.data;
+  const gs = g.data;
+  for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - rate * (gs[i] ?? 0);
+}
+function sgd(params: Mlp, grads: Mlp, lr: number): void {
+  rate = lr;
+  walkShadows(params, grads, sgdPair);
+}
+
 /**
  * One training step of a two-layer perceptron, into `out.loss` (the batch's loss before the
  * update): forward (dense, ReLU, dense, softmax cross-entropy), backward into the shadows
@@ -396,12 +410,7 @@ export const trainStepInto = describe(
     const dh = reluBackward(h, da).dx;
     linearBackward(params.layer1, x, dh, { dlayer: grads.layer1 });
     // SGD through the shadows.
-    const lr = options.lr;
-    walkShadows(params, grads, (p, g) => {
-      const ps = p.data;
-      const gs = g.data;
-      for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - lr * (gs[i] ?? 0);
-    });
+    sgd(params, grads, options.lr);
   },
   { outputs: () => ({ loss: Undef('float32', [1]) }) },
 );
