@@ -25,6 +25,7 @@ import {
   UndescribedKernelError,
 } from './errors.js';
 import { shadowSpec } from './shadows.js';
+import { caught } from './test-support/caught.js';
 import { countingSpace } from './test-support/counting.js';
 
 type F32 = HostArray<'float32'>;
@@ -352,12 +353,7 @@ group("caller's own buffers", () => {
 
 group('bad input is refused with a typed error and nothing allocated', () => {
   const refuses = (fn: () => unknown, type: new (...args: never[]) => PolError, code: string, ...fragments: string[]) => {
-    let error: unknown;
-    try {
-      fn();
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => fn());
     expect(error).toBeInstanceOf(type);
     expect(error).toBeInstanceOf(PolError);
     expect((error as PolError).code).toBe(code);
@@ -522,12 +518,7 @@ group('a kernel with no descriptions', () => {
       for (let i = 0; i < p.data.length; i++) p.data[i] = (p.data[i] ?? 0) - options.lr * (g.data[i] ?? 0);
     });
     const p = f32([1, 2]);
-    let error: unknown;
-    try {
-      sgd(space, p, f32([10, 10]), { lr: 0.1 });
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => sgd(space, p, f32([10, 10]), { lr: 0.1 }));
     expect(error).toBeInstanceOf(UndescribedKernelError);
     expect((error as UndescribedKernelError).code).toBe('POL_UNDESCRIBED_KERNEL');
     expect((error as UndescribedKernelError).verb).toBe('sgd');

@@ -18,6 +18,7 @@ import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import { HostDataRequiredError, NotAKernelError, OutputsWrittenError } from './errors.js';
 import { outParameters } from './out-parameters.js';
+import { caught } from './test-support/caught.js';
 
 /** gl-matrix's `mat2.multiply(out, a, b)`, column-major. */
 function multiply2(out: Float32Array, a: Float32Array, b: Float32Array): Float32Array {
@@ -121,12 +122,7 @@ group('outParameters', () => {
         live = token as number;
       },
     };
-    let error: unknown;
-    try {
-      multiply(device, mat2(1, 0, 0, 1), mat2(1, 2, 3, 4));
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => multiply(device, mat2(1, 0, 0, 1), mat2(1, 2, 3, 4)));
     expect(error).toBeInstanceOf(HostDataRequiredError);
     expect((error as HostDataRequiredError).buffer).toBe('out');
     expect((error as Error).message).toContain("the output 'out'");
@@ -152,12 +148,7 @@ group('without the adapter', () => {
     const arena = new Arena(new ArrayBuffer(1 << 12));
     const wrong = Allocating(describe(multiply2, { outputs: like }));
     const before = { offset: arena.offset, watermark: arena.watermark };
-    let error: unknown;
-    try {
-      wrong(arena, mat2(1, 2, 3, 4), mat2(5, 6, 7, 8));
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => wrong(arena, mat2(1, 2, 3, 4), mat2(5, 6, 7, 8)));
     expect(error).toBeInstanceOf(OutputsWrittenError);
     expect(error).toBeInstanceOf(PolError);
     expect((error as OutputsWrittenError).key).toBe('0');

@@ -1,6 +1,7 @@
 // Internal: a kernel's parameter list, read from its source text, for messages that name the
-// parameter a call got wrong ("its input 'x'") and for the one refusal that needs more than
-// `kernel.length`: whether a kernel takes a rest parameter or has parameters after a default.
+// parameter a call got wrong ("its input 'x'") and for the refusal that needs more than
+// `kernel.length`: how many parameters a kernel has past a default, and whether it takes a rest
+// parameter (or reads `arguments`).
 //
 // Read once per verb, and only on a refused or failed call (never on the hot path). When the
 // source cannot be read with confidence (native or bound functions, a syntax this small reader does
@@ -27,72 +28,69 @@ export function signatureOf(f: (...args: never[]) => unknown): Signature | undef
   } catch {
     return undefined;
   }
-  const list = parameterText(source);
+  if (/\{\s*\[native code\]\s*\}\s*$/.test(source)) return undefined;
+  const text = blank(source);
+  if (text === undefined) return undefined;
+  const list = parameterList(text);
   const parameters = list === undefined ? undefined : splitParameters(list);
   if (parameters === undefined) return undefined;
-  return { parameters, variadic: parameters.some((p) => p.rest) || /\barguments\b/.test(source) };
+  return { parameters, variadic: parameters.some((p) => p.rest) || /\barguments\b/.test(text) };
 }
 
 const identifier = /^[A-Za-z_$][\w$]*$/;
 
-// The text between the parentheses of the parameter list (or the single bare arrow parameter).
-function parameterText(source: string): string | undefined {
-  if (/\{\s*\[native code\]\s*\}\s*$/.test(source)) return undefined;
-  let i = skipSpace(source, 0);
-  // `async x => ...`, `x => ...`: a bare arrow parameter.
-  const bare = /^(?:async\s+)?([A-Za-z_$][\w$]*)\s*=>/.exec(source.slice(i));
-  if (bare !== null) return bare[1];
-  const open = source.indexOf('(', i);
-  if (open < 0) return undefined;
-  i = open + 1;
-  const start = i;
-  let depth = 0;
+/**
+ * `source` with every comment, and the inside of every string and template literal, turned into
+ * spaces (the quotes kept), so that brackets, commas and `=` can be counted plainly; `undefined`
+ * when a string or comment does not end.
+ */
+function blank(source: string): string | undefined {
+  const out = source.split('');
+  let i = 0;
   while (i < source.length) {
-    const c = source[i] as string;
-    if (c === "'" || c === '"' || c === '`') {
-      i = skipString(source, i);
-      if (i < 0) return undefined;
+    const c = source[i];
+    const quoted = c === "'" || c === '"' || c === '`';
+    let end: number;
+    if (quoted) end = stringEnd(source, i);
+    else if (c === '/' && source[i + 1] === '/') end = lineEnd(source, i);
+    else if (c === '/' && source[i + 1] === '*') end = commentEnd(source, i);
+    else {
+      i++;
       continue;
     }
-    if (c === '/' && (source[i + 1] === '/' || source[i + 1] === '*')) {
-      i = skipComment(source, i);
-      if (i < 0) return undefined;
-      continue;
-    }
-    if (c === '(' || c === '[' || c === '{') depth++;
-    else if (c === ')' || c === ']' || c === '}') {
-      if (depth === 0) return c === ')' ? source.slice(start, i) : undefined;
-      depth--;
-    }
-    i++;
+    if (end < 0) return undefined;
+    // A string keeps its quotes (it is still a value); a comment goes entirely.
+    for (let j = quoted ? i + 1 : i; j < (quoted ? end - 1 : end); j++) out[j] = ' ';
+    i = end;
   }
-  return undefined;
+  return out.join('');
 }
 
-function skipSpace(s: string, i: number): number {
-  while (i < s.length && /\s/.test(s[i] as string)) i++;
-  return i;
+function lineEnd(s: string, i: number): number {
+  const end = s.indexOf('\n', i);
+  return end < 0 ? s.length : end;
 }
 
-// The index after the string or template literal starting at `i`, or -1 if it does not end.
-function skipString(s: string, i: number): number {
+function commentEnd(s: string, i: number): number {
+  const end = s.indexOf('*/', i + 2);
+  return end < 0 ? -1 : end + 2;
+}
+
+// The index after the string or template literal starting at `i` (substitutions included), or -1.
+function stringEnd(s: string, i: number): number {
   const quote = s[i];
   i++;
   while (i < s.length) {
     const c = s[i];
-    if (c === '\\') {
-      i += 2;
-      continue;
-    }
-    if (c === quote) return i + 1;
-    if (quote === '`' && c === '$' && s[i + 1] === '{') {
-      // A template substitution: skip to its closing brace, strings inside included.
+    if (c === '\\') i += 2;
+    else if (c === quote) return i + 1;
+    else if (quote === '`' && c === '$' && s[i + 1] === '{') {
       let depth = 1;
       i += 2;
       while (i < s.length && depth > 0) {
         const d = s[i];
         if (d === "'" || d === '"' || d === '`') {
-          i = skipString(s, i);
+          i = stringEnd(s, i);
           if (i < 0) return -1;
           continue;
         }
@@ -100,53 +98,45 @@ function skipString(s: string, i: number): number {
         else if (d === '}') depth--;
         i++;
       }
-      continue;
-    }
-    i++;
+    } else i++;
   }
   return -1;
 }
 
-function skipComment(s: string, i: number): number {
-  if (s[i + 1] === '/') {
-    const end = s.indexOf('\n', i);
-    return end < 0 ? s.length : end + 1;
+// The text between the parentheses of the parameter list (or the bare arrow parameter).
+function parameterList(text: string): string | undefined {
+  const bare = /^\s*(?:async\s+)?([A-Za-z_$][\w$]*)\s*=>/.exec(text);
+  if (bare !== null) return bare[1];
+  const open = text.indexOf('(');
+  if (open < 0) return undefined;
+  let depth = 0;
+  for (let i = open + 1; i < text.length; i++) {
+    const c = text[i];
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (depth === 0) return c === ')' ? text.slice(open + 1, i) : undefined;
+      depth--;
+    }
   }
-  const end = s.indexOf('*/', i + 2);
-  return end < 0 ? -1 : end + 2;
+  return undefined;
 }
 
-// Split the list at its top-level commas and read each parameter.
+// Split the (blanked) list at its top-level commas and read each parameter.
 function splitParameters(list: string): readonly Parameter[] | undefined {
   const pieces: string[] = [];
   let depth = 0;
   let start = 0;
-  let i = 0;
-  while (i < list.length) {
-    const c = list[i] as string;
-    if (c === "'" || c === '"' || c === '`') {
-      i = skipString(list, i);
-      if (i < 0) return undefined;
-      continue;
-    }
-    if (c === '/' && (list[i + 1] === '/' || list[i + 1] === '*')) {
-      const end = skipComment(list, i);
-      if (end < 0) return undefined;
-      list = list.slice(0, i) + ' '.repeat(end - i) + list.slice(end);
-      i = end;
-      continue;
-    }
+  for (let i = 0; i < list.length; i++) {
+    const c = list[i];
     if (c === '(' || c === '[' || c === '{') depth++;
     else if (c === ')' || c === ']' || c === '}') depth--;
     else if (c === ',' && depth === 0) {
       pieces.push(list.slice(start, i));
       start = i + 1;
     }
-    i++;
   }
   if (depth !== 0) return undefined;
-  const last = list.slice(start);
-  if (last.trim() !== '') pieces.push(last);
+  if (list.slice(start).trim() !== '') pieces.push(list.slice(start));
   const parameters: Parameter[] = [];
   for (const piece of pieces) {
     const text = piece.trim();

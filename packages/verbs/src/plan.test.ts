@@ -7,6 +7,7 @@ import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import { DescriberContractError } from './errors.js';
 import { shadowSpec } from './shadows.js';
+import { caught } from './test-support/caught.js';
 import { countingSpace } from './test-support/counting.js';
 
 type F32 = HostArray<'float32'>;
@@ -400,12 +401,7 @@ group('checked mode', () => {
     const space = countingSpace();
     const x = f32([1]);
     verb(space, x);
-    let error: unknown;
-    try {
-      verb(space, x);
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => verb(space, x));
     expect(error).toBeInstanceOf(DescriberContractError);
     expect(error).toBeInstanceOf(PolError);
     const e = error as DescriberContractError;

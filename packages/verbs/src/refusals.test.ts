@@ -14,6 +14,7 @@ import {
   VerbArgumentError,
 } from './errors.js';
 import { linear, relu, softmax } from './examples/index.js';
+import { caught } from './test-support/caught.js';
 
 type F32 = HostArray<'float32'>;
 type Loose = (...args: unknown[]) => unknown;
@@ -35,12 +36,7 @@ function refused<E extends VerbArgumentError>(
   ...fragments: string[]
 ): E {
   const before = arenaState(arena);
-  let error: unknown;
-  try {
-    call();
-  } catch (e) {
-    error = e;
-  }
+  const error = caught(() => call());
   expect(error).toBeInstanceOf(type);
   expect(error).toBeInstanceOf(VerbArgumentError);
   expect(error).toBeInstanceOf(PolError);

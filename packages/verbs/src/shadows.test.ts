@@ -24,6 +24,7 @@ import { Allocating } from './allocating.js';
 import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
 import { Shadows, shadowSpec, walkShadows, zeroShadows } from './shadows.js';
 import { leaves, type Tree, treeArb } from './test-support/arbitraries.js';
+import { caught } from './test-support/caught.js';
 import { countingSpace } from './test-support/counting.js';
 
 type F32 = HostArray<'float32'>;
@@ -73,12 +74,7 @@ group('Shadows', () => {
 
   test('a non-array leaf is refused with its key path, before anything is allocated', () => {
     const space = countingSpace();
-    let error: unknown;
-    try {
-      Shadows(space, { layer: { w: f32([1]), lr: 0.1 } } as never);
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => Shadows(space, { layer: { w: f32([1]), lr: 0.1 } } as never));
     expect(error).toBeInstanceOf(NotAPrimalError);
     expect(error).toBeInstanceOf(PolError);
     expect((error as NotAPrimalError).code).toBe('POL_NOT_A_PRIMAL');
@@ -250,12 +246,7 @@ group('walkShadows', () => {
 
   const mismatch = (primals: unknown, shadows: unknown, path: string, fragment: string) => {
     let called = 0;
-    let error: unknown;
-    try {
-      walkShadows(primals as never, shadows as never, () => called++);
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => walkShadows(primals as never, shadows as never, () => called++));
     expect(called).toBe(0);
     expect(error).toBeInstanceOf(ShadowMismatchError);
     expect((error as ShadowMismatchError).code).toBe('POL_SHADOW_MISMATCH');
@@ -298,12 +289,7 @@ group('checked before anything is written', () => {
   test('zeroShadows({ a: ok, b: arrayWithoutData }) zeroes nothing', () => {
     const a = f32([5, 5]);
     const noData = { dtype: 'float32', dims: [2], [familyKey]: { kind: 'host', describe: () => 'x' } } as unknown as PolArray;
-    let error: unknown;
-    try {
-      zeroShadows({ a, b: noData } as never);
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => zeroShadows({ a, b: noData } as never));
     expect(error).toBeInstanceOf(ZeroUnsupportedError);
     expect((error as Error).message).toContain("the shadow at 'b'");
     expect(Array.from(a.data)).toEqual([5, 5]);
@@ -419,12 +405,7 @@ group('Shadows(primals) makes shadows of the primals’ own kind', () => {
         throw new Error('not used');
       },
     } as unknown as Space;
-    let error: unknown;
-    try {
-      withspace(device, () => Shadows({ w: f32([1]) }));
-    } catch (e) {
-      error = e;
-    }
+    const error = caught(() => withspace(device, () => Shadows({ w: f32([1]) })));
     expect(error).toBeInstanceOf(KindMismatchError);
     expect([(error as KindMismatchError).path, (error as KindMismatchError).expected, (error as KindMismatchError).got]).toEqual([
       'w',
@@ -439,12 +420,7 @@ group('Shadows(primals) makes shadows of the primals’ own kind', () => {
 });
 
 function mismatchError(primals: unknown, shadows: unknown, path: string, fragment: string): void {
-  let error: unknown;
-  try {
-    walkShadows(primals as never, shadows as never, () => {});
-  } catch (e) {
-    error = e;
-  }
+  const error = caught(() => walkShadows(primals as never, shadows as never, () => {}));
   expect(error).toBeInstanceOf(ShadowMismatchError);
   expect((error as ShadowMismatchError).path).toBe(path);
   expect((error as Error).message).toContain(fragment);
