@@ -78,6 +78,7 @@ export class Plan {
   // Staging objects, private to the plan and never handed out: the materializer writes a call's
   // buffers into them, and `sameOrFresh` makes (or reuses) the object the caller or kernel gets.
   readonly #result: Record<string, unknown> = {};
+  readonly #hasOutputs: boolean;
   readonly #scratch: Record<string, unknown> = {};
   readonly #lastResult: Reused = { last: undefined };
   readonly #lastReturned: Reused = { last: undefined };
@@ -96,6 +97,7 @@ export class Plan {
     this.checkpointNames = namesOf(specs.checkpoints);
     this.scratchNames = namesOf(specs.scratch);
     this.resultNames = [...namesOf(specs.outputs), ...this.checkpointNames];
+    this.#hasOutputs = this.resultNames.length > this.checkpointNames.length;
     this.optionNames = [...this.checkpointNames, ...this.scratchNames];
     this.needsOptions = this.optionNames.length > 0;
     this.allocates = allocatesAnything(specs.outputs) || allocatesAnything(specs.checkpoints);
@@ -177,8 +179,9 @@ export class Plan {
   materializeResult(space: Space, options: Record<string, unknown> | undefined, reuse: boolean): Record<string, unknown> {
     const staging = this.#result;
     try {
-      materializeInto(space, this.specs.outputs, staging, options);
-      materializeInto(space, this.specs.checkpoints, staging, options);
+      // Only the lifetimes that describe something: an empty spec is a call for nothing.
+      if (this.#hasOutputs) materializeInto(space, this.specs.outputs, staging, options);
+      if (this.checkpointNames.length > 0) materializeInto(space, this.specs.checkpoints, staging, options);
       return sameOrFresh(this.#lastResult, this.resultNames, staging, reuse);
     } finally {
       clearNames(staging, this.resultNames);
@@ -203,7 +206,7 @@ export class Plan {
   ): Record<string, unknown> {
     const staging = this.#scratch;
     try {
-      materializeInto(frame, this.specs.scratch, staging, options);
+      if (this.scratchNames.length > 0) materializeInto(frame, this.specs.scratch, staging, options);
       if (reuse) {
         const last = this.#lastOptions?.deref();
         if (last !== undefined && this.#holds(last, options, result, staging)) return last;
