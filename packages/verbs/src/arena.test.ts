@@ -301,3 +301,44 @@ group('shadows on an arena', () => {
     expect(Array.from(backward(arena, f32([1, 2, 3])).dx.data)).toEqual([1, 2, 3]);
   });
 });
+
+group('rollback across the savepoints of nested verbs', () => {
+  // A kernel that calls a verb inside its frame (which takes a savepoint of its own) and then
+  // fails: the outer call's outputs are rolled back all the same, sync and async.
+  const inner = Allocating(describe((o: { y: F32 }, x: F32) => o.y.data.set(x.data), { outputs: (x: F32) => ({ y: Undef(x) }) }));
+  const outer = (fail: 'throw' | 'reject') =>
+    Allocating(
+      describe(
+        fail === 'throw'
+          ? (o: { y: F32 }, x: F32) => {
+              inner(x);
+              o.y.data.fill(1);
+              throw new Error('outer failed');
+            }
+          : async (o: { y: F32 }, x: F32) => {
+              inner(x);
+              await Promise.resolve();
+              inner(x);
+              o.y.data.fill(1);
+              throw new Error('outer rejected');
+            },
+        { outputs: (x: F32) => ({ y: Undef(x) }) },
+      ),
+    );
+
+  test('a synchronous throw after an inner verb', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 14));
+    arena.alloc('float32', [4]);
+    const before = [arena.offset, watermark(arena), arena.describe().openFrames];
+    expect(() => outer('throw')(arena, f32([1, 2]))).toThrow('outer failed');
+    expect([arena.offset, watermark(arena), arena.describe().openFrames]).toEqual(before);
+  });
+
+  test('an asynchronous rejection after inner verbs on both sides of an await', async () => {
+    const arena = new Arena(new ArrayBuffer(1 << 14));
+    arena.alloc('float32', [4]);
+    const before = [arena.offset, watermark(arena), arena.describe().openFrames];
+    await expect(outer('reject')(arena, f32([1, 2]))).rejects.toThrow('outer rejected');
+    expect([arena.offset, watermark(arena), arena.describe().openFrames]).toEqual(before);
+  });
+});
