@@ -82,7 +82,7 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(24);
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(25);
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
       expect(Number.isFinite(c.ratio)).toBe(true);
