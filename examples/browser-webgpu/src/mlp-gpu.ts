@@ -15,13 +15,17 @@
  *   range of the same buffer, bound `var<storage, read_write>` (WebGPU's usage rule is per
  *   whole buffer within a dispatch);
  * - bind groups come from `bindGroup`'s cache: a steady step creates none;
+ * - the gradients are the parameters' `Shadows`, carved once next to them; the backward kernels
+ *   add into them, so each step starts by zeroing them (`zeroShadows`, a `clearBuffer` on the
+ *   device), exactly as the CPU step does. A captured step records the clears, so every replay
+ *   zeroes the gradients again before its backward pass: the loop clears nothing by hand;
  * - the path to a captured step: compile every pipeline first, run one step eagerly on a generous
  *   slab, read the watermark, make a slab of exactly that size, capture the first step on it, and
  *   replay the graph for every later step.
  */
 import { type Arena, watermark } from '@pol/arena';
 import { alloc, describe, type Frame, Similar, Undef } from '@pol/core';
-import { Allocating, walkShadows } from '@pol/verbs';
+import { Allocating, shadowSpec, walkShadows, zeroShadows } from '@pol/verbs';
 import { blobs, initMlp, type Mlp, seededRandom } from '@pol/verbs/examples';
 import { bindGroup, capture, deviceArena, download, type GpuArray, type GraphStats, upload } from '@pol/webgpu';
 
@@ -96,7 +100,8 @@ const wgsl = {
   let r = i / c; let j = i % c;
   dz[i] = (probs[i] - select(0.0, 1.0, i32(j) == labels[r])) / f32(n);
 }`,
-  // One invocation per gradient entry: dw = xᵀ·dy, db = Σ_rows dy, dx = dy·wᵀ.
+  // One invocation per gradient entry: dw += xᵀ·dy, db += Σ_rows dy (gradients add up, as in the
+  // CPU kernels, so the step zeroes them first), dx = dy·wᵀ.
   linearBackward: /* wgsl */ `${rw(['w', 'x', 'dy', 'dx', 'dw', 'db'])}
 @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
   let m = arrayLength(&db); let k = arrayLength(&dw) / m; let n = arrayLength(&dy) / m;
@@ -105,12 +110,12 @@ const wgsl = {
     let j = i / m; let c = i % m;
     var acc = 0.0;
     for (var r = 0u; r < n; r++) { acc += x[r * k + j] * dy[r * m + c]; }
-    dw[i] = acc;
+    dw[i] += acc;
   } else if (i < k * m + m) {
     let c = i - k * m;
     var acc = 0.0;
     for (var r = 0u; r < n; r++) { acc += dy[r * m + c]; }
-    db[c] = acc;
+    db[c] += acc;
   } else if (i < k * m + m + n * k) {
     let t = i - k * m - m; let r = t / k; let j = t % k;
     var acc = 0.0;
@@ -262,7 +267,7 @@ export const softmaxCrossEntropyBackwardInto = describe(
 
 /**
  * The backward pass of a dense layer: `dx`, and the layer's gradients `dlayer`, which this kernel
- * overwrites (pass the step's gradient buffers under `dlayer`).
+ * adds into (pass the model's gradients, its Shadows, under `dlayer`, zeroed).
  */
 export const linearBackwardInto = describe(
   function linearBackwardInto(grads: { dx: G; dlayer: GpuLayer }, k: GpuKernels, layer: GpuLayer, x: G, dy: G): void {
@@ -294,12 +299,14 @@ export const linearBackward = Allocating(linearBackwardInto);
 export const reluBackward = Allocating(reluBackwardInto);
 
 /**
- * One SGD step, into `out.loss` (the loss before the update): forward, backward into `grads`,
- * then `p −= lr · g` for every parameter, as one compute pass and one submit. The verbs inside
- * take their outputs from the ambient space, which the step's own verb binds to its frame.
+ * One SGD step, into `out.loss` (the loss before the update): zero `grads` (one `clearBuffer` per
+ * array, on the device), forward, backward into `grads`, then `p −= lr · g` for every parameter,
+ * as one compute pass and one submit. The verbs inside take their outputs from the ambient space,
+ * which the step's own verb binds to its frame.
  */
 export const trainStepInto = describe(
   function trainStepInto(out: { loss: G }, k: GpuKernels, params: GpuMlp, grads: GpuMlp, x: G, labels: GI): void {
+    zeroShadows(grads);
     const encoder = k.device.createCommandEncoder({ label: 'train step' });
     k.pass = encoder.beginComputePass();
     try {
@@ -325,7 +332,7 @@ export const trainStep = Allocating(trainStepInto);
 
 // --- the training loop ---------------------------------------------------------------------------
 
-/** Everything one model needs on the device: data, parameters, gradients and the loss. */
+/** Everything one model needs on the device: data, parameters, their gradients (Shadows) and the loss. */
 export interface GpuModel {
   readonly x: G;
   readonly labels: GI;
@@ -358,7 +365,7 @@ export function placeModel(
     x: Undef(data.x),
     labels: Undef(data.labels),
     params: likeMlp(init),
-    grads: likeMlp(init),
+    grads: shadowSpec(init), // the parameters' Shadows: zeroed, of the same shapes
     loss: Undef('float32', [1]),
   });
   upload(model.x, data.x);
@@ -388,6 +395,8 @@ export interface TrainOptions {
 export interface CapturedRun {
   /** The arena over a slab of exactly the watermark. */
   readonly arena: Arena<'gpu'>;
+  /** The model on it, which the graph's replays train. */
+  readonly model: GpuModel;
   /** What the model and one step need, measured on the warm-up slab. */
   readonly watermark: number;
   /** The warm-up slab's size. */
@@ -429,7 +438,8 @@ async function readLoss(loss: G): Promise<number> {
  *    allocation sequence, so the same offsets: it fits to the byte);
  * 4. capture the first step: it runs for real while its commands are recorded;
  * 5. replay the graph for every later step: one encoder and one submit each, none of the step's
- *    JavaScript, no carve, no bind group.
+ *    JavaScript, no carve, no bind group; the gradients' clears are in the graph, so nothing is
+ *    cleared by hand.
  *
  * The slab and the graph are released when it returns; `arena` stays readable as a record.
  */
@@ -469,6 +479,7 @@ export async function trainOnGpu(device: GPUDevice, options: TrainOptions = {}):
     const losses = [await readLoss(m.loss)];
     await options.onCaptured?.({
       arena,
+      model: m,
       watermark: bytes,
       warmupBytes,
       warmupLoss,

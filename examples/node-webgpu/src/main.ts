@@ -21,10 +21,10 @@ if (got.device === undefined) {
       `warm-up: one eager step on a 4 MiB slab, loss ${result.warmupLoss.toFixed(4)}, watermark ${result.watermark} bytes`,
     );
     console.log(`then: ${String(result.arena)}: a slab of exactly the watermark`);
-    const { submits, passes, dispatches } = result.stats;
+    const { submits, passes, dispatches, copies } = result.stats;
     console.log(
-      `graph: ${dispatches} dispatches in ${passes} pass, ${submits} submit; step 1 captured, steps 2-${result.losses.length} ` +
-        `replayed (${seconds.toFixed(2)} s in all)`,
+      `graph: ${dispatches} dispatches in ${passes} pass and ${copies} gradient clears, ${submits} submits replayed as one; ` +
+        `step 1 captured, steps 2-${result.losses.length} replayed (${seconds.toFixed(2)} s in all)`,
     );
     console.log(`loss: ${result.losses[0]?.toFixed(4)} -> ${result.losses.at(-1)?.toFixed(4)}`);
   } finally {

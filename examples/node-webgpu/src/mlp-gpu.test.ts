@@ -1,8 +1,10 @@
 import { Similar } from '@pol/core';
+import { walkShadows } from '@pol/verbs';
 import { train } from '@pol/verbs/examples';
+import { upload } from '@pol/webgpu';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestDevice } from './device.js';
-import { trainOnGpu } from './mlp-gpu.js';
+import { type GpuMlp, trainOnGpu } from './mlp-gpu.js';
 
 // A missing adapter fails every test here, never skips one: CI must not pass without running them.
 let device: GPUDevice | undefined;
@@ -74,12 +76,31 @@ test('step 1 is captured, and the replays run no JavaScript of the step: no bind
     },
   });
   const counts = stop?.() ?? {};
-  expect(stats).toEqual({ submits: 1, passes: 1, dispatches: 13, copies: 0 });
+  // The four gradients' clears (their Shadows are zeroed on the device) are submits of their own.
+  expect(stats).toEqual({ submits: 5, passes: 1, dispatches: 13, copies: 4 });
   expect(counts.createBindGroup).toBe(0);
   expect(counts.createComputePipeline).toBe(0);
   expect(counts.createShaderModule).toBe(0);
   // Reading the loss back is the only buffer made per step: download's staging buffer.
   expect(counts.createBuffer).toBe(19);
+});
+
+test('every replay zeroes the gradients before its backward pass: junk written into them between steps changes nothing', async () => {
+  const clean = await trainOnGpu(gpu(), { steps: 20 });
+  let grads: GpuMlp | undefined;
+  const junked = await trainOnGpu(gpu(), {
+    steps: 20,
+    onCaptured: (run) => {
+      grads = run.model.grads;
+    },
+    onStep: () => {
+      // The backward kernels add into the gradients: only the clears the graph replays keep this
+      // junk out of the next step.
+      if (grads === undefined) throw new Error('not captured yet');
+      walkShadows(grads, grads, (g) => upload(g, new Float32Array(g.length).fill(1e6)));
+    },
+  });
+  expect(junked.losses).toEqual(clean.losses);
 });
 
 test('in checked mode no dispatch binds a range twice or mixes usages, and the result is the same', async () => {
