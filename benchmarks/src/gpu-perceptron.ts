@@ -88,9 +88,9 @@ export function polPerceptron(device: GPUDevice, kernels: GpuKernels, label: str
   return { arena, model, step };
 }
 
-/** The model's parameters, in a fixed order. */
-function paramsOf(model: GpuModel): GPUBufferBinding[] {
-  const { layer1, layer2 } = model.params;
+/** The model's parameters (or, from `model.grads`, their gradients), in a fixed order. */
+function paramsOf(model: GpuModel, of: 'params' | 'grads' = 'params'): GPUBufferBinding[] {
+  const { layer1, layer2 } = model[of];
   return [layer1.w, layer1.b, layer2.w, layer2.b];
 }
 
@@ -103,7 +103,8 @@ const keyOf = (b: GPUBufferBinding) => `${b.offset ?? 0}:${b.size ?? 0}`;
  * produces (activations, gradients, scratch, the loss) is a `step` slot, which the peers make or
  * take from their pool every step, as a framework without an arena does with every tensor a step
  * creates. (Pol keeps the gradients and the loss in the model's region because the example carves
- * them once; that is one of the things an arena lets it do.)
+ * them once; that is one of the things an arena lets it do.) The gradients are `zeroed` slots:
+ * the example's step zeroes them before its dispatches, and every variant clears them likewise.
  */
 export async function perceptronPlan(device: GPUDevice): Promise<{ plan: StepPlan; paramSlots: number[] }> {
   const kernels = new WatchedKernels(device, { lr });
@@ -111,6 +112,8 @@ export async function perceptronPlan(device: GPUDevice): Promise<{ plan: StepPla
   try {
     const m = pol.model;
     const kept = new Set([m.x, m.labels, ...paramsOf(m)].map(keyOf));
+    // The gradients: the example's step zeroes them first (its Shadows), and the backward kernels add into them.
+    const zeroed = new Set(paramsOf(m, 'grads').map(keyOf));
     const initial = await readBuffer(device, pol.arena.slab.buffer, 0, pol.arena.offset);
     kernels.watching = true;
     pol.step();
@@ -129,7 +132,7 @@ export async function perceptronPlan(device: GPUDevice): Promise<{ plan: StepPla
         slots.push(
           kept.has(key)
             ? { size, life: 'model', uniform: false, initial: initial.slice(offset, offset + size) }
-            : { size, life: 'step', uniform: false },
+            : { size, life: 'step', uniform: false, ...(zeroed.has(key) ? { zeroed: true } : {}) },
         );
       }
       return i;

@@ -39,6 +39,12 @@ export interface Slot {
   readonly uniform: boolean;
   /** A model slot's contents, written once when the variant makes it. */
   readonly initial?: Uint8Array;
+  /**
+   * Cleared to zero at the start of every step, before its dispatches: the gradients, which the
+   * backward kernels add into (what a framework's `zero_grad()` does; Pol's step zeroes its
+   * Shadows).
+   */
+  readonly zeroed?: boolean;
 }
 
 /** One dispatch: the kernel, the slot bound at each binding (0, 1, 2, …), the workgroup count. */
@@ -85,6 +91,11 @@ function usageOf(slot: Slot): number {
   return slot.uniform ? uniformUsage : storageUsage;
 }
 
+/** The indices of the slots every step zeroes first. */
+export function zeroedSlots(plan: StepPlan): number[] {
+  return plan.slots.map((slot, i) => (slot.zeroed === true ? i : -1)).filter((i) => i >= 0);
+}
+
 function kernelsOf(s: PlainStep): PlainKernel[] {
   return s.plan.dispatches.map((d) => {
     const k = s.kernels.get(d.kernel);
@@ -111,7 +122,9 @@ function inputOf(s: PlainStep, slot: number): Float32Array {
 
 /**
  * Encode the dispatches into one compute pass, `times` over, and submit once. The pipeline is set
- * only when it changes, as careful hand-written code does.
+ * only when it changes, as careful hand-written code does. A plan with zeroed slots clears them
+ * (`buffers[i]`, whole) before each step's dispatches, which ends the pass there: clears are
+ * encoder commands, not pass commands.
  */
 function encode(
   device: GPUDevice,
@@ -120,12 +133,20 @@ function encode(
   group: (d: number) => GPUBindGroup,
   list: GPUCommandBuffer[],
   times: number,
+  zeroed: readonly number[],
+  buffers: readonly (GPUBuffer | undefined)[],
 ): void {
   const encoder = device.createCommandEncoder();
-  const pass = encoder.beginComputePass();
+  let pass: GPUComputePassEncoder | undefined;
   const dispatches = plan.dispatches;
   let current: GPUComputePipeline | undefined;
   for (let t = 0; t < times; t++) {
+    if (pass === undefined || zeroed.length > 0) {
+      pass?.end();
+      for (let z = 0; z < zeroed.length; z++) encoder.clearBuffer(buffers[zeroed[z] as number] as GPUBuffer);
+      pass = encoder.beginComputePass();
+      current = undefined;
+    }
     for (let d = 0; d < dispatches.length; d++) {
       const pipeline = (kernels[d] as PlainKernel).pipeline;
       if (pipeline !== current) {
@@ -136,7 +157,7 @@ function encode(
       pass.dispatchWorkgroups((dispatches[d] as PlannedDispatch).workgroups);
     }
   }
-  pass.end();
+  pass?.end();
   list[0] = encoder.finish();
   device.queue.submit(list);
 }
@@ -173,6 +194,7 @@ function perStep(
     return freshGroup(device, (kernels[d] as PlainKernel).layout, dispatch.slots, buffers);
   };
   const model = [...buffers];
+  const zeroed = zeroedSlots(plan);
   const run = () => {
     for (let i = 0; i < plan.slots.length; i++) {
       const slot = plan.slots[i] as Slot;
@@ -181,7 +203,7 @@ function perStep(
       if (slot.life === 'input') device.queue.writeBuffer(buffer, 0, inputOf(s, i));
       buffers[i] = buffer;
     }
-    encode(device, kernels, plan, group, list, 1);
+    encode(device, kernels, plan, group, list, 1, zeroed, buffers);
     for (let i = 0; i < plan.slots.length; i++) if ((plan.slots[i] as Slot).life !== 'model') release(buffers[i] as GPUBuffer);
   };
   return { run, model };
@@ -269,6 +291,7 @@ export function prebuilt(s: PlainStep, options: PrebuiltOptions = {}): PeerStep 
   const list: GPUCommandBuffer[] = [];
   const group = (d: number) => groups[d] as GPUBindGroup;
   const queue = device.queue;
+  const zeroed = zeroedSlots(plan);
   if (staging !== undefined && shared !== undefined) {
     const host = staging;
     const target = shared;
@@ -277,7 +300,7 @@ export function prebuilt(s: PlainStep, options: PrebuiltOptions = {}): PeerStep 
     const run = () => {
       for (let i = 0; i < data.length; i++) host.set(data[i] as Float32Array, at[i]);
       queue.writeBuffer(target, 0, host);
-      encode(device, kernels, plan, group, list, times);
+      encode(device, kernels, plan, group, list, times, zeroed, buffers);
     };
     return { run, model: buffers };
   }
@@ -285,7 +308,7 @@ export function prebuilt(s: PlainStep, options: PrebuiltOptions = {}): PeerStep 
   const data = inputSlots.map((i) => inputOf(s, i));
   const run = () => {
     for (let i = 0; i < targets.length; i++) queue.writeBuffer(targets[i] as GPUBuffer, 0, data[i] as Float32Array);
-    encode(device, kernels, plan, group, list, times);
+    encode(device, kernels, plan, group, list, times, zeroed, buffers);
   };
   return { run, model: buffers };
 }

@@ -2,12 +2,12 @@
  * A step plan (`StepPlan`) run on Pol, as a user of Pol writes a step: the model's arrays carved
  * once from a device arena, the per-step inputs (uniforms) once from a uniform arena, the step's
  * own arrays carved per step in a frame (`scratchspace`), every bind group from Pol's cache
- * (`bindGroup`), inputs written with `upload`. The same plan runs on the peers (`gpu-plan.ts`).
+ * (`bindGroup`), inputs written with `upload`, zeroed slots cleared in the step's encoder. The same plan runs on the peers (`gpu-plan.ts`).
  */
 import type { Arena } from '@pol/arena';
 import { alloc, scratchspace } from '@pol/core';
 import { bindGroup, deviceArena, type GpuArray, upload } from '@pol/webgpu';
-import type { PlainKernel, PlannedDispatch, Slot, StepPlan } from './gpu-plan.js';
+import { type PlainKernel, type PlannedDispatch, type Slot, type StepPlan, zeroedSlots } from './gpu-plan.js';
 
 const UNIFORM = 0x40;
 
@@ -63,6 +63,7 @@ export function polPlanStep(
   const inputSlots = plan.slots.map((s, i) => (s.life === 'input' ? i : -1)).filter((i) => i >= 0);
   const inputData = inputSlots.map((i) => inputs.get(i) as Float32Array);
   const list: GPUCommandBuffer[] = [];
+  const zeroed = zeroedSlots(plan);
   const step = () => {
     scratchspace(arena, (frame) => {
       for (let k = 0; k < stepSlots.length; k++) {
@@ -70,6 +71,10 @@ export function polPlanStep(
         current[i] = alloc(frame, 'float32', stepDims[k] as readonly number[]);
       }
       const encoder = device.createCommandEncoder();
+      for (let z = 0; z < zeroed.length; z++) {
+        const a = current[zeroed[z] as number] as GpuArray<'float32'>;
+        encoder.clearBuffer(a.buffer, a.offset, a.size);
+      }
       const pass = encoder.beginComputePass();
       let pipeline: GPUComputePipeline | undefined;
       for (let d = 0; d < plan.dispatches.length; d++) {

@@ -71,12 +71,13 @@ describe('the perceptron step', () => {
   });
   afterAll(() => v?.dispose());
 
-  test('the plan is the example’s step: its 13 dispatches, nothing else, as the captured graph holds them', () => {
+  test('the plan is the example’s step: its 13 dispatches and its 4 gradient clears, nothing else, as the captured graph holds them', () => {
     const stats = v.replayed.graph.stats;
     expect(v.plain.plan.dispatches.length).toBe(13);
     expect(stats.dispatches).toBe(v.plain.plan.dispatches.length);
-    // Copies or clears in the step would be work the peers' plan does not do.
-    expect(stats.copies).toBe(0);
+    // The step's clears are the zeroed slots the peers clear too; a copy would be work they do not do.
+    expect(stats.copies).toBe(4);
+    expect(v.plain.plan.slots.filter((s) => s.zeroed === true).length).toBe(stats.copies);
     expect(stats.passes).toBe(1);
     const lives = v.plain.plan.slots.map((s) => s.life);
     expect(lives.filter((l) => l === 'model').length).toBe(6); // x, labels, 4 parameters
