@@ -29,17 +29,20 @@ const coverage: Record<string, string> = {
   scopeFrame: 'frame.test.ts',
   // materialize.ts
   materializeInto: 'materialize.test.ts',
-  noSavepoint: 'materialize.test.ts',
-  rollback: 'materialize.test.ts',
-  savepoint: 'materialize.test.ts',
   // options.ts
   readOptions: 'options.test.ts',
   // power-of-two.ts
   isPowerOfTwo: 'power-of-two.test.ts',
+  // savepoint.ts
+  commit: 'savepoint.test.ts',
+  noSavepoint: 'savepoint.test.ts',
+  rollback: 'savepoint.test.ts',
+  savepoint: 'savepoint.test.ts',
   // shape.ts
   shapeText: 'shape.test.ts',
   // space.ts
   assertSpace: 'space.test.ts',
+  commitKey: 'space.test.ts',
   frameKey: 'space.test.ts',
   openFrameKey: 'space.test.ts',
   rollbackKey: 'space.test.ts',

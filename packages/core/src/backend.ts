@@ -4,7 +4,7 @@
  * symbols a space, a frame and an array carry, the array family and its zeroing, frames that only
  * scope, the ambient store), and the small helpers that every package shares instead of copying:
  * the one spec materializer (with the caller's own buffers merged in by name, savepoints and
- * rollback), dims interning and comparison, the `dtype[dims]` text, value description for
+ * rollback and commit), dims interning and comparison, the `dtype[dims]` text, value description for
  * messages, reading an options object, the thenable and power-of-two tests, and keeping a first
  * error when a clean-up fails too.
  *
@@ -26,11 +26,12 @@ export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, value
 export { frozenDims, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';
 export { scopeFrame } from './frame.js';
-export { materializeInto, noSavepoint, rollback, savepoint } from './materialize.js';
+export { materializeInto } from './materialize.js';
 export { readOptions } from './options.js';
 export { isPowerOfTwo } from './power-of-two.js';
+export { commit, noSavepoint, rollback, savepoint } from './savepoint.js';
 export { shapeText } from './shape.js';
-export { assertSpace, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
+export { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
 export { checkSupplied, type SuppliedProblem } from './supplied.js';
 export { describeValue, isThenable } from './value.js';
 export { zeroArray } from './zero.js';

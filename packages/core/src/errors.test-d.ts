@@ -42,9 +42,16 @@ describe('error class types', () => {
     error.code = 'X';
   });
 
+  it('CaptureViolation keeps what was refused as a readonly attempted string', () => {
+    expectTypeOf<CaptureViolation['attempted']>().toEqualTypeOf<string>();
+    const error = new CaptureViolation('A new float32[4] array', 'Similar(float32[4] on gpu)');
+    // @ts-expect-error attempted is read-only
+    error.attempted = 'other';
+  });
+
   it('constructors take what each kind needs', () => {
     expectTypeOf(CaptureViolation).constructorParameters.toEqualTypeOf<
-      [what: string, space: string, explanation?: string | undefined]
+      [attempted: string, space: string, explanation?: string | undefined]
     >();
     expectTypeOf(InvalidSpecError).constructorParameters.toEqualTypeOf<[path: string, message: string]>();
     expectTypeOf(new PolError('POL_X', 'message', { cause: new Error('root') })).toEqualTypeOf<PolError>();

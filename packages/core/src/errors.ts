@@ -258,29 +258,29 @@ export class FrameClosedError extends PolError {
  * import { CaptureViolation } from '@pol/core';
  * // What a backend throws when a GC allocation is asked for while its device records a capture:
  * const e = new CaptureViolation('A new float32[1024] array', 'Similar(float32[1024] on gpu)');
- * console.log(e.code, e.message.includes('Pass an Arena')); // 'POL_CAPTURE_VIOLATION' true
+ * console.log(e.code, e.attempted); // 'POL_CAPTURE_VIOLATION' 'A new float32[1024] array'
  * ```
  */
 export class CaptureViolation extends PolError {
+  /** What was refused, as the call that threw wrote it: `'A new float32[4] array'`, `'device.createBuffer'`. */
+  readonly attempted: string;
+
   /**
-   * @param what - what was requested, such as `'A new float32[4] array'`.
+   * @param attempted - what was refused, such as `'A new float32[4] array'` (kept as {@link attempted}).
    * @param space - the space or device it was requested from.
    * @param explanation - for a backend refusing something other than an allocation under capture
    *   (a shader compile, a wait): the whole message, saying what was attempted, where, and what to
-   *   do instead. By default the message explains why GC allocation breaks replay.
+   *   do instead. By default the message says why allocating now breaks replay, and what to use.
    */
-  constructor(what: string, space: string, explanation?: string) {
+  constructor(attempted: string, space: string, explanation?: string) {
     super(
       'POL_CAPTURE_VIOLATION',
       explanation ??
-        `${what} was requested from ${space} while its device is recording a capture. Allocating would succeed, and that ` +
-          'is the trouble: a graph replays against the buffers bound while it recorded, so a buffer made now belongs to this ' +
-          'one eager run; once its frame destroys it, the first replay binds a dead buffer and fails with an error that names ' +
-          'nothing of yours. Capture and the eager run both succeed, so the failure lands on replay. Pass an Arena (or a Frame ' +
-          'on one) instead: a carve is offset arithmetic over a slab made before capture, and the same allocation sequence ' +
-          'gives the same offsets, which replay requires. Warm up eagerly, read the watermark, size the slab, then capture. ' +
-          'Reaching this means a pass fell back to its default Similar space (or a scratchspace on one) inside the captured step.',
+        `${attempted} was refused: the device of ${space} is recording a capture, and a buffer made now would belong to ` +
+          'this one eager run, so replay would bind it after it is gone. ' +
+          'Allocate from an arena (or a frame on one) made before capture(): a carve creates nothing and gives the same offsets on every run.',
     );
+    this.attempted = attempted;
   }
 }
 

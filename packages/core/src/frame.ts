@@ -6,6 +6,7 @@ import { closeAfterFailure } from './failure.js';
 import { shapeText } from './shape.js';
 import {
   assertSpace,
+  commitKey,
   type Frame,
   frameKey,
   isFrame,
@@ -91,6 +92,15 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
     }
   }
 
+  // The frame's own arrays are its until it closes, committed or not: only the root's token ends.
+  [commitKey](token: unknown): void {
+    if (token === nothingToUndo) return;
+    const root = this.#root;
+    if (root[savepointKey] === undefined) return;
+    const rootToken = this.#arrays === undefined ? token : (token as FrameSavepoint).root;
+    root[commitKey]?.call(root, rootToken);
+  }
+
   close(): void {
     if (!this.#open) return;
     this.#open = false;
@@ -116,6 +126,18 @@ const nothingToUndo: unique symbol = Symbol('nothing to undo');
 interface FrameSavepoint {
   readonly arrays: number;
   readonly root: unknown;
+}
+
+/**
+ * Internal (not exported from the package): the space a frame on this space allocates from, when
+ * it is not the space itself. Core's `Similar` over a family with `release` tracks its allocations
+ * for rollback; its frames allocate untracked, since a frame releases its own arrays.
+ */
+export const frameRootKey: unique symbol = Symbol('@pol/core/frameRoot') as never;
+
+/** The space a frame opened on `space` allocates from. */
+function frameRoot<K extends Kind>(space: Space<K>): Space<K> {
+  return (space as { [frameRootKey]?: Space<K> })[frameRootKey] ?? space;
 }
 
 /** The error for using `frame` (to `what`) after it closed. */
@@ -149,7 +171,7 @@ export function scopeFrame<K extends Kind>(space: Space<K>, release?: (arrays: r
     );
   }
   if (isFrame(space) && !space.isOpen) throw frameClosed(space, 'open a nested frame');
-  return new ScopeFrame(space, space, release);
+  return new ScopeFrame(space, frameRoot(space), release);
 }
 
 /** Open a frame on any space: its own protocol if it has one, else a scope frame. */
@@ -157,7 +179,7 @@ function openFrame<K extends Kind>(space: Space<K>): Frame<K> {
   assertSpace(space, 'scratchspace');
   if (isFrame(space) && !space.isOpen) throw frameClosed(space, 'open a nested frame');
   const open = space[openFrameKey];
-  return open !== undefined ? open.call(space) : new ScopeFrame(space, space, undefined);
+  return open !== undefined ? open.call(space) : new ScopeFrame(space, frameRoot(space), undefined);
 }
 
 /**

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ArrayFamily, familyKey, materializeInto, noSavepoint, rollback, savepoint } from './backend.js';
+import { type ArrayFamily, familyKey, materializeInto } from './backend.js';
 import {
   alloc,
   checkSpec,
@@ -20,7 +20,7 @@ import {
   ZeroUnsupportedError,
   zeroed,
 } from './index.js';
-import { countingSpace, InjectedFailure, transactionalSpace } from './test-support/fixtures.js';
+import { countingSpace, transactionalSpace } from './test-support/fixtures.js';
 
 /** A host space whose memory is never zeroed, like an arena's: every array it hands out is full of 7s. */
 function dirtySpace(): Space<'host'> & { readonly made: HostArray[] } {
@@ -163,47 +163,6 @@ describe('materializeInto', () => {
       }),
       { numRuns: 100 },
     );
-  });
-});
-
-describe('savepoint and rollback', () => {
-  it('savepoint answers the space’s token, or noSavepoint when it has none', () => {
-    const space = transactionalSpace();
-    alloc(space, 'int8', 1);
-    expect(savepoint(space)).toBe(1);
-    expect(savepoint(countingSpace())).toBe(noSavepoint);
-  });
-
-  it('rollback undoes to the token, and does nothing for noSavepoint', () => {
-    const space = transactionalSpace();
-    const token = savepoint(space);
-    materializeInto(space, { a: Undef('int8', 1), b: [Undef('int8', 1)] }, {});
-    expect(space.live).toHaveLength(2);
-    rollback(space, token, new Error('failed'));
-    expect(space.live).toHaveLength(0);
-    expect(() => rollback(countingSpace(), noSavepoint, new Error('failed'))).not.toThrow();
-  });
-
-  it('attaches a failing rollback to the error instead of throwing it', () => {
-    const rollbackError = new Error('rollback failed');
-    const space = {
-      ...transactionalSpace(),
-      [rollbackKey]: () => {
-        throw rollbackError;
-      },
-    } as Space;
-    const error = new InjectedFailure('the kernel failed');
-    expect(() => rollback(space, 0, error)).not.toThrow();
-    expect((error as { suppressed?: unknown }).suppressed).toBe(rollbackError);
-  });
-
-  it('a rollback covers lists too: a failure part-way through a list leaves the space unchanged', () => {
-    const space = transactionalSpace();
-    space.failAt(3);
-    expect(() =>
-      alloc(space, { layers: [{ w: Undef('float32', 1) }, { w: Undef('float32', 1) }, { w: Undef('float32', 1) }] }),
-    ).toThrow(InjectedFailure);
-    expect(space.live).toEqual([]);
   });
 });
 

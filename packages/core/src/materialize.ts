@@ -1,8 +1,8 @@
 import { isArray, type Kind } from './array.js';
 import { InvalidSpecError } from './errors.js';
-import { attachSuppressed } from './failure.js';
 import { frameClosed } from './frame.js';
-import { isFrame, rollbackKey, type Space, savepointKey } from './space.js';
+import { commit, rollback, savepoint } from './savepoint.js';
+import { isFrame, type Space } from './space.js';
 import { checkSpec, type Materialize, type Spec } from './spec.js';
 import { isUndef } from './undef.js';
 import { zeroArray } from './zero.js';
@@ -30,7 +30,10 @@ export function materialize<K extends Kind, S extends Spec>(space: Space<K>, spe
   return materializeChecked(space, spec) as Materialize<S, K>;
 }
 
-/** Materialize a spec already known to be valid into a fresh object, rolling back on failure. */
+/**
+ * Materialize a spec already known to be valid into a fresh object: rolled back on failure,
+ * committed on success (so that a space tracking its arrays for rollback lets go of them).
+ */
 export function materializeChecked(space: Space, spec: Spec): Record<string, unknown> {
   assertUsable(space);
   const into: Record<string, unknown> = {};
@@ -41,63 +44,13 @@ export function materializeChecked(space: Space, spec: Spec): Record<string, unk
     rollback(space, token, error);
     throw error;
   }
+  commit(space, token);
   return into;
 }
 
 // An empty spec allocates nothing, but a closed frame must still refuse it like any other use.
 function assertUsable(space: Space): void {
   if (isFrame(space) && !space.isOpen) throw frameClosed(space, 'materialize a spec');
-}
-
-/**
- * What {@link savepoint} returns for a space without the savepoint protocol: rolling back to it
- * does nothing.
- */
-export const noSavepoint: unique symbol = Symbol('@pol/core/noSavepoint') as never;
-
-/**
- * A savepoint on `space` (its `[savepointKey]()` token), or {@link noSavepoint} when the space
- * has no savepoint protocol. Take one before materializing several specs that must succeed or
- * fail together, and {@link rollback} to it on failure.
- *
- * @example
- * ```ts
- * import { Similar } from '@pol/core';
- * import { noSavepoint, savepoint } from '@pol/core/backend';
- * console.log(savepoint(Similar(new Float32Array(0))) === noSavepoint); // true: a GC space has nothing to undo
- * ```
- */
-export function savepoint(space: Space): unknown {
-  const save = space[savepointKey];
-  return save === undefined ? noSavepoint : save.call(space);
-}
-
-/**
- * Undo every allocation from `space` since `token` was taken with {@link savepoint}, after
- * `error` made the work fail. A failure while rolling back is attached to `error` as
- * `error.suppressed` instead of replacing it; rethrow `error` afterwards.
- *
- * @example
- * ```ts
- * import { Similar, Undef } from '@pol/core';
- * import { materializeInto, rollback, savepoint } from '@pol/core/backend';
- * const space = Similar(new Float32Array(0));
- * const token = savepoint(space);
- * try {
- *   materializeInto(space, { y: Undef('float32', 2) }, {});
- *   throw new Error('the kernel failed');
- * } catch (error) {
- *   rollback(space, token, error); // nothing to undo on a GC space; an arena retracts
- * }
- * ```
- */
-export function rollback(space: Space, token: unknown, error: unknown): void {
-  if (token === noSavepoint) return;
-  try {
-    space[rollbackKey]?.call(space, token);
-  } catch (rollbackError) {
-    attachSuppressed(error, rollbackError);
-  }
 }
 
 /**
@@ -116,8 +69,8 @@ export function rollback(space: Space, token: unknown, error: unknown): void {
  *   so that an arena sees the same sequence every call and hands out the same offsets.
  *
  * The spec must have passed {@link checkSpec}. Not atomic by itself: take a {@link savepoint}
- * before materializing (several specs, if they succeed or fail together) and {@link rollback} on
- * failure. On a flat spec with nothing supplied, it allocates only the arrays themselves.
+ * before materializing (several specs, if they succeed or fail together), then {@link rollback} on
+ * failure or {@link commit} once the work it was for has succeeded. On a flat spec with nothing supplied, it allocates only the arrays themselves.
  *
  * @example
  * ```ts

@@ -10,9 +10,10 @@ import {
 } from './array.js';
 import { type AnyTypedArray, type DType, dtypeOfTypedArray } from './dtype.js';
 import { CaptureViolation, NotAnArrayError } from './errors.js';
-import { scopeFrame } from './frame.js';
+import { frameRootKey, scopeFrame } from './frame.js';
+import { OpenSavepoints } from './open-savepoints.js';
 import { byteLength, shapeText } from './shape.js';
-import { type Frame, openFrameKey, type Space, spaceKey } from './space.js';
+import { commitKey, type Frame, openFrameKey, rollbackKey, type Space, savepointKey, spaceKey } from './space.js';
 import { describeValue } from './value.js';
 
 /**
@@ -57,8 +58,62 @@ class SimilarSpace<K extends Kind> implements Space<K> {
     return scopeFrame(this, this.#release);
   }
 
+  /** A frame on `parent`, a space over this one (its allocations come here), releasing through the family. */
+  frameOn(parent: Space<K>): Frame<K> {
+    return scopeFrame(parent, this.#release);
+  }
+
   toString(): string {
     return `Similar(${this.#family.describe(this.#exemplar)})`;
+  }
+}
+
+/**
+ * `Similar` over a family with `release` (memory the garbage collector cannot free): the same
+ * space, plus savepoints, so that a spec or a verb that fails part-way releases what it had made.
+ * Only this one tracks: a host `Similar` has no savepoint and keeps nothing.
+ *
+ * Each allocation is noted under the innermost open savepoint (none open: nothing is kept); a
+ * commit hands the arrays to the enclosing savepoint (or forgets them), a rollback releases them.
+ * Frames on it allocate from the untracked space underneath, since a frame releases its own.
+ */
+class ReleasingSimilarSpace<K extends Kind> implements Space<K> {
+  readonly [spaceKey]: K;
+  readonly [frameRootKey]: SimilarSpace<K>;
+  readonly #family: ArrayFamily<K>;
+  readonly #open = new OpenSavepoints();
+
+  constructor(exemplar: PolArray, family: ArrayFamily<K>) {
+    this[spaceKey] = family.kind;
+    this[frameRootKey] = new SimilarSpace(exemplar, family);
+    this.#family = family;
+  }
+
+  alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
+    const array = this[frameRootKey].alloc(dtype, dims);
+    this.#open.note(array as PolArray);
+    return array;
+  }
+
+  [openFrameKey](): Frame<K> {
+    return this[frameRootKey].frameOn(this);
+  }
+
+  [savepointKey](): unknown {
+    return this.#open.take();
+  }
+
+  [commitKey](token: unknown): void {
+    this.#open.commit(token, this);
+  }
+
+  [rollbackKey](token: unknown): void {
+    const arrays = this.#open.rollback(token, this);
+    if (arrays.length > 0) this.#family.release?.(arrays);
+  }
+
+  toString(): string {
+    return String(this[frameRootKey]);
   }
 }
 
@@ -69,6 +124,10 @@ class SimilarSpace<K extends Kind> implements Space<K> {
  *
  * Eager only: while `x`'s device records a capture, allocating from it throws
  * {@link CaptureViolation}. Under capture, pass an arena (or a frame on one) instead.
+ *
+ * When `x`'s family has `release` (GPU buffers, which the garbage collector cannot free), the
+ * space has savepoints: a spec (or a verb) that fails part-way releases the arrays it had made,
+ * frame or no frame. On the host it keeps nothing, and a failed spec's arrays are the GC's.
  *
  * @throws {NotAnArrayError} when `x` is not an array.
  * @example
@@ -89,7 +148,7 @@ export function Similar(x: unknown): Space {
   }
   const dtype = dtypeOfTypedArray(x);
   const exemplar = dtype === undefined ? (x as PolArray) : makeHostArray(dtype, [(x as AnyTypedArray).length], x as never);
-  return new SimilarSpace(exemplar, family);
+  return family.release === undefined ? new SimilarSpace(exemplar, family) : new ReleasingSimilarSpace(exemplar, family);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { commitKey } from './backend.js';
 import {
   alloc,
   assertSpace,
@@ -89,6 +90,7 @@ describe('the space protocol', () => {
     expect(openFrameKey).toBe(Symbol.for('@pol/core/openFrame'));
     expect(savepointKey).toBe(Symbol.for('@pol/core/savepoint'));
     expect(rollbackKey).toBe(Symbol.for('@pol/core/rollback'));
+    expect(commitKey).toBe(Symbol.for('@pol/core/commit'));
   });
 
   it('a custom space needs only the brand and the one leaf method', () => {

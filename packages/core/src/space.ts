@@ -17,12 +17,39 @@ export const openFrameKey: unique symbol = Symbol.for('@pol/core/openFrame') as 
 
 /**
  * Optional space protocol: take a savepoint before a multi-array allocation (a spec), so that a
- * failure part-way can be rolled back with {@link rollbackKey} and leave the space unchanged.
+ * failure part-way can be rolled back with {@link rollbackKey} and leave the space unchanged. The
+ * token it returns is ended exactly once: by {@link rollbackKey} when the work failed, by
+ * {@link commitKey} when it succeeded (see `commit` in `@pol/core/backend`).
  */
 export const savepointKey: unique symbol = Symbol.for('@pol/core/savepoint') as never;
 
 /** Optional space protocol: undo every allocation made since a {@link savepointKey} token was taken. */
 export const rollbackKey: unique symbol = Symbol.for('@pol/core/rollback') as never;
+
+/**
+ * Optional space protocol: the work since a {@link savepointKey} token was taken succeeded, so
+ * forget what the space kept to roll it back. A space that keeps nothing per token (an arena,
+ * whose savepoint is an offset) omits it; one that tracks what it allocated (a `Similar` space
+ * over GPU buffers) implements it, or it would hold every array it made.
+ *
+ * @example A space that counts the savepoints still open: core's materializer ends each one.
+ * ```ts
+ * import { alloc, Similar, type Space, Undef } from '@pol/core';
+ * import { commitKey, rollbackKey, savepointKey, spaceKey } from '@pol/core/backend';
+ * const host = Similar(new Float32Array(0));
+ * let open = 0;
+ * const space: Space<'host'> = {
+ *   [spaceKey]: 'host',
+ *   alloc: (dtype, dims) => host.alloc(dtype, dims),
+ *   [savepointKey]: () => ++open,
+ *   [rollbackKey]: () => void open--,
+ *   [commitKey]: () => void open--,
+ * };
+ * alloc(space, { a: Undef('float32', 2), b: Undef('float32', 2) });
+ * console.log(open); // 0: the spec succeeded, and its savepoint was committed
+ * ```
+ */
+export const commitKey: unique symbol = Symbol.for('@pol/core/commit') as never;
 
 /**
  * Anywhere an uninitialized array can be materialized from. A space implements one leaf method,
@@ -59,6 +86,8 @@ export interface Space<K extends Kind = Kind> {
   readonly [savepointKey]?: () => unknown;
   /** Optional: roll back to a savepoint (see {@link rollbackKey}). */
   readonly [rollbackKey]?: (token: unknown) => void;
+  /** Optional: end a savepoint whose work succeeded (see {@link commitKey}). */
+  readonly [commitKey]?: (token: unknown) => void;
 }
 
 /**

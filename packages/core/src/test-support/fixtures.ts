@@ -7,7 +7,7 @@ import { type AmbientStore, contextStore } from '../ambient.js';
 import { type ArrayFamily, familyKey, type HostArray, type PolArray } from '../array.js';
 import { type DType, dtypeInfo } from '../dtype.js';
 import { elementCount } from '../shape.js';
-import { rollbackKey, type Space, savepointKey, spaceKey } from '../space.js';
+import { commitKey, rollbackKey, type Space, savepointKey, spaceKey } from '../space.js';
 
 /** Make a plain host array (its own family), without going through the code under test's spaces. */
 function plainHostArray<D extends DType>(family: ArrayFamily, dtype: D, dims: readonly number[]): HostArray<D> {
@@ -59,22 +59,26 @@ export class InjectedFailure extends Error {
 
 /**
  * A host space with a savepoint protocol (like an arena's mark/retract): `live` holds what is
- * allocated and not rolled back. `failAt(n)` makes the n-th allocation from now on (1-based) fail.
+ * allocated and not rolled back; `rollbacks` and `commits` the tokens it was handed to end.
+ * `failAt(n)` makes the n-th allocation from now on (1-based) fail.
  */
 export interface TransactionalSpace extends Space<'host'> {
   readonly live: HostArray[];
   readonly rollbacks: unknown[];
+  readonly commits: unknown[];
   failAt(n: number): void;
 }
 
 export function transactionalSpace(): TransactionalSpace {
   const live: HostArray[] = [];
   const rollbacks: unknown[] = [];
+  const commits: unknown[] = [];
   let countdown = 0;
   return {
     [spaceKey]: 'host',
     live,
     rollbacks,
+    commits,
     failAt(n: number): void {
       countdown = n;
     },
@@ -91,6 +95,9 @@ export function transactionalSpace(): TransactionalSpace {
     [rollbackKey]: (token: unknown) => {
       rollbacks.push(token);
       live.splice(token as number);
+    },
+    [commitKey]: (token: unknown) => {
+      commits.push(token);
     },
   };
 }
