@@ -266,7 +266,7 @@ export class CaptureViolation extends PolError {
   readonly attempted: string;
 
   /**
-   * @param attempted - what was refused, such as `'A new float32[4] array'` (kept as {@link attempted}).
+   * @param attempted - what was refused, such as `'A new float32[4] array'` (kept as {@link CaptureViolation.attempted}).
    * @param space - the space or device it was requested from.
    * @param explanation - for a backend refusing something other than an allocation under capture
    *   (a shader compile, a wait): the whole message, saying what was attempted, where, and what to
