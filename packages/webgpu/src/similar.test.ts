@@ -1,4 +1,5 @@
 import { alloc, CaptureViolation, capturing, InvalidArgumentError, Similar, scratchspace, Undef } from '@pol/core';
+import { commit, rollback, savepoint } from '@pol/core/backend';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   capture,
@@ -124,6 +125,62 @@ describe('Similar(gpuArray)', () => {
     await device.queue.onSubmittedWorkDone();
     await nextTask();
     expect(spy.destroyed).toEqual(made);
+  });
+
+  test('an unframed spec on Similar that fails part-way destroys the buffers it made, and nothing else', async () => {
+    const x = alloc(deviceArena(device, 1024), 'float32', 4);
+    const made: GPUBuffer[] = [];
+    const createBuffer = device.createBuffer;
+    let calls = 0;
+    device.createBuffer = (descriptor: GPUBufferDescriptor) => {
+      calls++;
+      if (calls === 2) throw new RangeError('out of memory'); // the second of two outputs
+      const buffer = createBuffer.call(device, descriptor);
+      made.push(buffer);
+      return buffer;
+    };
+    const kept = alloc(Similar(x), 'float32', 4); // made before, and committed: never released
+    made.length = 0;
+    calls = 0;
+    const spy = spyDestroy([kept.buffer]);
+    let error: unknown;
+    try {
+      alloc(Similar(x), { a: Undef('float32', 4), b: Undef('float32', 4) });
+    } catch (e) {
+      error = e;
+    } finally {
+      device.createBuffer = createBuffer; // Pol's own wrapper, which stays
+    }
+    expect(error).toBeInstanceOf(GpuAllocationError);
+    expect(made).toHaveLength(1);
+    const [a] = made as [GPUBuffer];
+    const aDestroyed = spyDestroy([a]);
+    await device.queue.onSubmittedWorkDone();
+    await nextTask();
+    expect(aDestroyed.destroyed).toEqual([a]);
+    expect(spy.destroyed).toEqual([]);
+    upload(kept, Float32Array.of(1, 2, 3, 4)); // still alive
+    kept.buffer.destroy();
+  });
+
+  test("a verb's savepoint on Similar (what @pol/verbs takes around its outputs): rollback destroys, commit keeps", async () => {
+    const x = alloc(deviceArena(device, 1024), 'float32', 4);
+    const space = Similar(x);
+    const failed = savepoint(space);
+    const out = alloc(space, 'float32', 4);
+    const spy = spyDestroy([out.buffer]);
+    rollback(space, failed, new Error('the kernel threw'));
+    expect(() => upload(out, new Float32Array(4))).toThrow(/gone/);
+    await device.queue.onSubmittedWorkDone();
+    await nextTask();
+    expect(spy.destroyed).toEqual([out.buffer]);
+    const done = savepoint(space);
+    const result = alloc(space, 'float32', 4);
+    commit(space, done);
+    rollback(space, done, new Error('too late: committed'));
+    upload(result, Float32Array.of(1, 2, 3, 4));
+    expect(Array.from((await download(result)).data)).toEqual([1, 2, 3, 4]);
+    result.buffer.destroy();
   });
 
   test('is refused with CaptureViolation while the device records, and capturing(x) says so', async () => {
