@@ -14,6 +14,7 @@ import {
   Undef,
   withspace,
 } from '@pol/core';
+import { rollback, savepoint } from '@pol/core/backend';
 import fc from 'fast-check';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
@@ -27,6 +28,7 @@ import {
 import { shadowSpec } from './shadows.js';
 import { caught } from './test-support/caught.js';
 import { countingSpace } from './test-support/counting.js';
+import { DeviceFull, recordingSimilar, releasingFamily } from './test-support/releasing.js';
 
 type F32 = HostArray<'float32'>;
 const f32 = (values: number[], dims?: number[]): F32 => hostArray(Float32Array.from(values), dims);
@@ -619,5 +621,99 @@ group('properties', () => {
     expect(() => verb(f32([1]))).toThrow(UndescribedKernelError);
     outputs.define(k, (x: F32) => ({ y: Undef(x) }));
     expect(Array.from((verb(f32([2])) as { y?: F32 }).y?.data ?? [])).toEqual([2]);
+  });
+});
+
+group('over Similar of memory the GC cannot free (a family with release): commit and rollback', () => {
+  type Arr = HostArray<'float32'>;
+  const twoOutputs = (fail?: 'throw' | 'reject') =>
+    Allocating(
+      describe(
+        fail === 'reject'
+          ? async (o: { a: Arr; b: Arr }, x: Arr) => {
+              await Promise.resolve();
+              o.a.data.set(x.data);
+              throw new Error('the kernel rejected');
+            }
+          : (o: { a: Arr; b: Arr }, x: Arr) => {
+              o.a.data.set(x.data);
+              o.b.data.fill(1);
+              if (fail === 'throw') throw new Error('the kernel threw');
+            },
+        { outputs: (x: Arr) => ({ a: Undef(x), b: Undef('float32', [3]) }) },
+      ),
+    );
+
+  test('an unframed verb whose second output fails to allocate releases the first, and runs nothing', () => {
+    const device = releasingFamily();
+    device.failOnFirstDim = 3;
+    const x = device.array([1, 2]);
+    expect(() => twoOutputs()(x)).toThrow(DeviceFull);
+    expect(device.made).toHaveLength(1);
+    expect(device.released).toEqual([device.made]);
+  });
+
+  test('a kernel that throws: both outputs released, once', () => {
+    const device = releasingFamily();
+    const x = device.array([1, 2]);
+    expect(() => twoOutputs('throw')(x)).toThrow('the kernel threw');
+    expect(device.made).toHaveLength(2);
+    expect(device.released).toEqual([device.made]);
+  });
+
+  test('success commits the savepoint once the kernel returned: nothing released, and no token left open', () => {
+    const device = releasingFamily();
+    const x = device.array([1, 2]);
+    const { space, ended } = recordingSimilar(x);
+    const { a, b } = twoOutputs()(space, x);
+    expect(Array.from(a.data)).toEqual([1, 2]);
+    expect(Array.from(b.data)).toEqual([1, 1, 1]);
+    expect(ended.taken).toHaveLength(1);
+    expect(ended.committed).toEqual(ended.taken);
+    expect(ended.rolledBack).toEqual([]);
+    expect(device.released).toEqual([]);
+  });
+
+  test('committed into an enclosing savepoint on the same space, whose rollback then releases the outputs', () => {
+    const device = releasingFamily();
+    const x = device.array([1, 2]);
+    const space = Similar(x);
+    const outer = savepoint(space);
+    const { a, b } = twoOutputs()(space, x);
+    expect(device.released).toEqual([]);
+    rollback(space, outer, new Error('the enclosing work failed'));
+    expect(device.released).toEqual([[a, b]]);
+  });
+
+  test('an async kernel: the token is held while it awaits, committed on resolution', async () => {
+    const device = releasingFamily();
+    const x = device.array([1, 2]);
+    const { space, ended } = recordingSimilar(x);
+    const verb = Allocating(
+      describe(
+        async (o: { a: Arr }, x: Arr) => {
+          await Promise.resolve();
+          o.a.data.set(x.data);
+        },
+        { outputs: (x: Arr) => ({ a: Undef(x) }) },
+      ),
+    );
+    const pending = verb(space, x);
+    expect(ended.taken).toHaveLength(1);
+    expect(ended.committed).toEqual([]);
+    const { a } = await pending;
+    expect(Array.from(a.data)).toEqual([1, 2]);
+    expect(ended.committed).toEqual(ended.taken);
+    expect(device.released).toEqual([]);
+  });
+
+  test('an async kernel that rejects: rolled back, never committed, both outputs released', async () => {
+    const device = releasingFamily();
+    const x = device.array([1, 2]);
+    const { space, ended } = recordingSimilar(x);
+    await expect(twoOutputs('reject')(space, x)).rejects.toThrow('the kernel rejected');
+    expect(ended.committed).toEqual([]);
+    expect(ended.rolledBack).toEqual(ended.taken);
+    expect(device.released).toEqual([device.made]);
   });
 });

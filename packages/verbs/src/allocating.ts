@@ -1,5 +1,14 @@
 import { type Frame, InvalidArgumentError, type Kernel, type Space, scratchspace } from '@pol/core';
-import { closeAfterFailure, describeValue, isThenable, noSavepoint, readOptions, rollback, savepoint } from '@pol/core/backend';
+import {
+  closeAfterFailure,
+  commit,
+  describeValue,
+  isThenable,
+  noSavepoint,
+  readOptions,
+  rollback,
+  savepoint,
+} from '@pol/core/backend';
 import { type CallArgs, resolveSpace } from './arguments.js';
 import { NotAKernelError } from './errors.js';
 import { adapterOf } from './out-parameters.js';
@@ -100,7 +109,8 @@ export function Allocating<F extends Kernel>(f: F, options?: AllocatingOptions):
 
 // One call, in six steps. Everything that can refuse the call runs before anything is allocated;
 // after that, a failure (a full space, the kernel's throw or rejection) closes the frame and rolls
-// the outputs and checkpoints back.
+// the outputs and checkpoints back, and success commits their savepoint once the kernel returned
+// (or its promise resolved).
 function call(verb: VerbState, args: CallArgs): unknown {
   let pending = false;
   try {
@@ -141,6 +151,8 @@ function call(verb: VerbState, args: CallArgs): unknown {
         return settle(verb, args, plan, returned, frame, space, token, result, { checked, reuse });
       }
       checkOutputs(verb, plan, result, checked);
+      // The work succeeded: a space that tracks its arrays for rollback (Similar over GPU memory) lets go.
+      commit(space, token);
     } catch (error) {
       closeAfterFailure(frame, error);
       rollback(space, token, error);
@@ -154,8 +166,9 @@ function call(verb: VerbState, args: CallArgs): unknown {
   }
 }
 
-// An async kernel: the frame stays open until its promise settles, then closes; on rejection the
-// outputs and checkpoints are rolled back as for a synchronous throw.
+// An async kernel: the frame stays open until its promise settles, then closes; the outputs'
+// savepoint is held until then too, committed on resolution, rolled back on rejection as for a
+// synchronous throw.
 function settle(
   verb: VerbState,
   args: CallArgs,
@@ -177,6 +190,7 @@ function settle(
       (value) => {
         try {
           checkOutputs(verb, plan, result, mode.checked);
+          commit(space, token);
         } catch (error) {
           fail(error);
         }

@@ -26,6 +26,7 @@ import { Shadows, shadowSpec, walkShadows, zeroShadows } from './shadows.js';
 import { leaves, type Tree, treeArb } from './test-support/arbitraries.js';
 import { caught } from './test-support/caught.js';
 import { countingSpace } from './test-support/counting.js';
+import { DeviceFull, recordingSimilar, releasingFamily } from './test-support/releasing.js';
 
 type F32 = HostArray<'float32'>;
 const f32 = (values: number[], dims?: number[]): F32 => hostArray(Float32Array.from(values), dims);
@@ -425,3 +426,21 @@ function mismatchError(primals: unknown, shadows: unknown, path: string, fragmen
   expect((error as ShadowMismatchError).path).toBe(path);
   expect((error as Error).message).toContain(fragment);
 }
+
+group('Shadows over Similar of memory the GC cannot free (a family with release)', () => {
+  test('a failure part-way releases the shadows already made; success commits and keeps them', () => {
+    const device = releasingFamily();
+    const primals = { w: device.array([1, 2]), b: device.array([1, 2, 3]) };
+    device.failOnFirstDim = 3;
+    expect(() => Shadows(Similar(primals.w), primals)).toThrow(DeviceFull);
+    expect(device.made).toHaveLength(1);
+    expect(device.released).toEqual([device.made]);
+    device.failOnFirstDim = undefined;
+    const { space, ended } = recordingSimilar(primals.w);
+    const shadows = Shadows(space, primals) as { w: HostArray; b: HostArray };
+    expect(isZero(shadows.w) && isZero(shadows.b)).toBe(true);
+    expect(ended.committed).toEqual(ended.taken);
+    expect(ended.rolledBack).toEqual([]);
+    expect(device.released).toHaveLength(1);
+  });
+});

@@ -20,7 +20,7 @@ import {
   zeroArray,
   zeroed,
 } from '@pol/core';
-import { describeValue, materializeInto, rollback, sameDims, savepoint, shapeText, valueText } from '@pol/core/backend';
+import { commit, describeValue, materializeInto, rollback, sameDims, savepoint, shapeText, valueText } from '@pol/core/backend';
 import { resolveSpace } from './arguments.js';
 import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
 
@@ -297,11 +297,12 @@ export function Shadows(first: unknown, second?: unknown): unknown {
   const token = savepoint(space);
   try {
     materializeInto(space, { shadows: spec } as Spec, into);
-    return into.shadows;
   } catch (error) {
     rollback(space, token, error);
     throw error;
   }
+  commit(space, token);
+  return into.shadows;
 }
 
 /** The kind of array `x` is: its family's (a TypedArray is a host array). */
