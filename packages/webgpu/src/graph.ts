@@ -5,11 +5,56 @@
  * @module
  */
 
+import { InvalidArgumentError } from '@pol/core';
+import { describeValue, readOptions } from '@pol/core/backend';
 import type { BufferOwner, ReleaseListener } from './buffers.js';
 import { type DeviceState, deviceName, type LossListener } from './device.js';
+import { EncodeState, encodeOps } from './encode.js';
 import { DeviceLostError, GraphInvalidError } from './errors.js';
 import type { GraphStats, Pin } from './pins.js';
-import type { DebugOp, EncoderOp, PassOp } from './recorder.js';
+import type { EncoderOp } from './recorder.js';
+
+/**
+ * Options of {@link Graph.replay}.
+ *
+ * @example
+ * ```ts
+ * import { alloc } from '@pol/core';
+ * import { capture, deviceArena, download, type ReplayOptions } from '@pol/webgpu';
+ * const x = alloc(deviceArena(device, 4096), 'float32', [4]);
+ * const module = device.createShaderModule({
+ *   code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+ *   @compute @workgroup_size(4) fn main(@builtin(global_invocation_id) id: vec3u) { x[id.x] += 1.0; }`,
+ * });
+ * const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+ * const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: x }] });
+ * const graph = await capture(device, () => {
+ *   const encoder = device.createCommandEncoder();
+ *   const pass = encoder.beginComputePass();
+ *   pass.setPipeline(pipeline);
+ *   pass.setBindGroup(0, group);
+ *   pass.dispatchWorkgroups(1);
+ *   pass.end();
+ *   device.queue.submit([encoder.finish()]);
+ * }); // x is 1 everywhere
+ * const fourSteps: ReplayOptions = { times: 4 }; // made once, so that the loop allocates nothing
+ * graph.replay(fourSteps); // 4 steps, one command buffer, one submit
+ * console.log((await download(x)).data); // Float32Array(4) [ 5, 5, 5, 5 ]
+ * graph.dispose();
+ * ```
+ */
+export interface ReplayOptions {
+  /**
+   * Steps to run, all encoded into one command buffer and submitted once (default 1). Right only
+   * when no step needs the host between steps: the inputs are produced on the GPU (a simulation
+   * step, training on data already on the device), or uploaded once for all of them. Whatever
+   * is written before the call is what every one of the steps reads; what is read after it is
+   * what the last step wrote.
+   */
+  readonly times?: number;
+}
+
+const replayOptionKeys = ['times'] as const;
 
 /**
  * A captured step: its recorded commands, replayable with one encoder and one submit.
@@ -64,12 +109,16 @@ export interface Graph extends Disposable {
   readonly stats: GraphStats;
   /**
    * Encode the recorded commands into one command encoder and submit it once. Runs none of the
-   * step's JavaScript and creates no buffer and no bind group.
+   * step's JavaScript, creates no buffer and no bind group, and allocates nothing of its own:
+   * adjacent compute passes are encoded as one, and pipelines and bind groups already set are
+   * not set again. With `{ times: k }`, the k steps go into the same command buffer, one after
+   * the other (see {@link ReplayOptions.times} for when that is right).
    *
+   * @throws {InvalidArgumentError} for a bad option (`times` not a whole number of at least 1).
    * @throws {GraphInvalidError} at once when the graph is invalid or disposed (naming why).
    * @throws {DeviceLostError} when the device is lost.
    */
-  replay(): void;
+  replay(options?: ReplayOptions): void;
   /** Unpin the arenas, forget the recording. Replaying afterwards throws. Idempotent. */
   dispose(): void;
 }
@@ -83,6 +132,7 @@ export class GraphImpl implements Graph, ReleaseListener, LossListener {
   #detach: (() => void)[] = [];
   readonly #encoderDescriptor: GPUCommandEncoderDescriptor;
   readonly #submitList: GPUCommandBuffer[] = [];
+  readonly #encodeState = new EncodeState();
 
   constructor(
     readonly state: DeviceState,
@@ -147,37 +197,18 @@ export class GraphImpl implements Graph, ReleaseListener, LossListener {
     this.invalidate(`${deviceName(this.device)} was ${reason === 'destroyed' ? 'destroyed' : 'lost'}`);
   }
 
-  replay(): void {
+  replay(options?: ReplayOptions): void {
+    const times = options === undefined ? 1 : readTimes(options);
     if (this.#invalid !== undefined) throw this.#refusal(this.#invalid);
     const device = this.device;
     // Through the device's own (instrumented) methods: a replay inside another captured step is
     // recorded there, and checked mode checks it.
     const encoder = device.createCommandEncoder(this.#encoderDescriptor);
-    for (const op of this.#ops) {
-      switch (op.k) {
-        case 'pass': {
-          const pass = encoder.beginComputePass(op.descriptor);
-          for (const p of op.ops) replayPassOp(pass, p);
-          pass.end();
-          break;
-        }
-        case 'copy':
-          encoder.copyBufferToBuffer(op.source, op.sourceOffset, op.destination, op.destinationOffset, op.size);
-          break;
-        case 'clear':
-          encoder.clearBuffer(op.buffer, op.offset, op.size);
-          break;
-        default:
-          replayDebugOp(encoder, op);
-      }
-    }
+    encodeOps(encoder, this.#ops, times, this.#encodeState);
+    // One list for every replay, its element overwritten (shrinking it would reallocate it).
     const list = this.#submitList;
     list[0] = encoder.finish();
-    try {
-      device.queue.submit(list);
-    } finally {
-      list.length = 0;
-    }
+    device.queue.submit(list);
   }
 
   dispose(): void {
@@ -212,28 +243,14 @@ export class GraphImpl implements Graph, ReleaseListener, LossListener {
 // Messages describe values by their class: name it as users know it.
 Object.defineProperty(GraphImpl, 'name', { value: 'Graph' });
 
-function replayPassOp(pass: GPUComputePassEncoder, op: PassOp): void {
-  switch (op.k) {
-    case 'pipeline':
-      pass.setPipeline(op.pipeline);
-      break;
-    case 'group':
-      if (op.offsets === undefined) pass.setBindGroup(op.index, op.group);
-      else pass.setBindGroup(op.index, op.group, op.offsets);
-      break;
-    case 'dispatch':
-      pass.dispatchWorkgroups(op.x, op.y, op.z);
-      break;
-    case 'indirect':
-      pass.dispatchWorkgroupsIndirect(op.buffer, op.offset);
-      break;
-    default:
-      replayDebugOp(pass, op);
+function readTimes(options: ReplayOptions): number {
+  const { times } = readOptions('graph.replay(options)', options, replayOptionKeys);
+  if (times === undefined) return 1;
+  if (typeof times !== 'number' || !Number.isSafeInteger(times) || times < 1) {
+    throw new InvalidArgumentError(
+      `graph.replay({ times }) needs a whole number of steps, at least 1, got ${describeValue(times)}. ` +
+        'Pass { times: 4 } to run the step 4 times in one submit, or leave the option out for one step.',
+    );
   }
-}
-
-function replayDebugOp(target: GPUDebugCommandsMixin, op: DebugOp): void {
-  if (op.k === 'push') target.pushDebugGroup(op.label);
-  else if (op.k === 'pop') target.popDebugGroup();
-  else target.insertDebugMarker(op.label);
+  return times;
 }

@@ -20,7 +20,7 @@ export {
   UsageConflictError,
 } from './errors.js';
 export { type DeviceArenaOptions, type DeviceSlabOptions, deviceArena, deviceSlab } from './factories.js';
-export type { Graph } from './graph.js';
+export type { Graph, ReplayOptions } from './graph.js';
 export { instrument } from './instrument.js';
 export type { GraphStats } from './pins.js';
 export { type DeviceSlab, isDeviceSlab, slabUsage } from './slab.js';
