@@ -201,6 +201,16 @@ export function assertLive(array: GpuArray, what: string): void {
   }
 }
 
+/** Whether the array's buffer is still there (the test of {@link assertLive}, without building its message). */
+export function isLive(array: GpuArray): boolean {
+  return ownerOf(bufferOf(array))?.released === undefined;
+}
+
+/** Whether the array came from a checked arena (its `buffer`, `offset` and `size` check that it is alive). */
+export function isCheckedArray(array: GpuArray): boolean {
+  return array instanceof CheckedGpuArrayImpl;
+}
+
 /** Pol's state for an array's device (an array's device always met Pol: its slab or buffer was made through it). */
 export function arrayState(array: GpuArray): DeviceState {
   const state = knownState(array.device);

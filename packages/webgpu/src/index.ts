@@ -25,3 +25,4 @@ export { instrument } from './instrument.js';
 export type { GraphStats } from './pins.js';
 export { type DeviceSlab, isDeviceSlab, slabUsage } from './slab.js';
 export { download, upload } from './transfer.js';
+export { type UploadBatch, uploadAll, uploadBatch } from './uploads.js';

@@ -18,7 +18,7 @@ import {
   type TypedArrayOf,
 } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
-import { arrayState, assertGpuArray, assertLive, type GpuArray } from './array.js';
+import { arrayState, assertGpuArray, assertLive, type GpuArray, isLive } from './array.js';
 import { assertAlive, type DeviceState, deviceName } from './device.js';
 import { errorText, GpuAllocationError, ReadbackError } from './errors.js';
 import { MAP_MODE_READ, Usage } from './flags.js';
@@ -53,14 +53,7 @@ import { refuseWhileRecording } from './recorder.js';
 export function upload<D extends DType>(array: GpuArray<D>, data: TypedArrayOf<D> | HostArray<D>): void {
   assertGpuArray(array, 'upload(array, data)');
   const typed = typedDataOf(data, array);
-  const state = arrayState(array);
-  assertAlive(state, `upload into ${String(array)}`);
-  refuseWhileRecording(
-    state,
-    `upload into ${String(array)}`,
-    'A graph does not replay host writes, and they are how each replay gets its inputs: upload before capture() and before each replay().',
-  );
-  assertLive(array, `upload into ${String(array)}`);
+  assertWritable(array, arrayState(array), 'upload into');
   const bytes = array.byteLength;
   if (bytes === 0) return;
   const buffer = array.buffer;
@@ -99,24 +92,45 @@ function isShared(buffer: ArrayBufferLike): boolean {
   return SharedBuffer !== undefined && buffer instanceof SharedBuffer;
 }
 
-function typedDataOf(data: unknown, array: GpuArray): AnyTypedArray {
+/**
+ * Refuse a host write into `array` (`what` is `'upload into'`, say) while its device is lost or
+ * records a capture, or once its buffer is gone. The messages are built only when one is thrown,
+ * so that a steady loop of uploads allocates nothing here.
+ */
+export function assertWritable(array: GpuArray, state: DeviceState, what: string): void {
+  if (state.lost === undefined && state.recorder === undefined && isLive(array)) return;
+  const attempted = `${what} ${String(array)}`;
+  assertAlive(state, attempted);
+  refuseWhileRecording(
+    state,
+    attempted,
+    'A graph does not replay host writes, and they are how each replay gets its inputs: upload before capture() and before each replay().',
+  );
+  assertLive(array, attempted);
+}
+
+/**
+ * `data` as a TypedArray of the array's dtype and length (a HostArray's data), or a typed error;
+ * `call` names the call for messages (`upload(array, data)`).
+ */
+export function typedDataOf(data: unknown, array: GpuArray, call = 'upload(array, data)'): AnyTypedArray {
   const typed: unknown = isArray(data) && !ArrayBuffer.isView(data) ? (data as { data?: unknown }).data : data;
   const dtype = dtypeOfTypedArray(typed);
   if (dtype === undefined) {
     throw new InvalidArgumentError(
-      `upload(array, data) needs a TypedArray or HostArray of ${array.dtype}, got ${describeValue(data)}. ` +
+      `${call} needs a TypedArray or HostArray of ${array.dtype}, got ${describeValue(data)}. ` +
         `Wrap plain numbers first, e.g. ${dtypeInfo(array.dtype).TypedArray.name}.from(values).`,
     );
   }
   if (dtype !== array.dtype) {
     throw new InvalidArgumentError(
-      `upload into ${String(array)} got ${dtype} data: the dtypes must match. Convert first, e.g. ${dtypeInfo(array.dtype).TypedArray.name}.from(data).`,
+      `${call} into ${String(array)} got ${dtype} data: the dtypes must match. Convert first, e.g. ${dtypeInfo(array.dtype).TypedArray.name}.from(data).`,
     );
   }
   const t = typed as AnyTypedArray;
   if (t.length !== array.length) {
     throw new InvalidShapeError(
-      `upload into ${String(array)} got ${t.length} elements, but the array holds ${array.length}. Pass exactly ${array.length}.`,
+      `${call} into ${String(array)} got ${t.length} elements, but the array holds ${array.length}. Pass exactly ${array.length}.`,
     );
   }
   return t;
