@@ -57,9 +57,18 @@ describe('quick mode', () => {
     for (const id of ['core.direct', 'core.alloc-n', 'core.alloc-dims', 'core.alloc-undef', 'core.alloc-ambient'])
       expect(ids).toContain(id);
     for (const id of ['core.await-none', 'core.await-sync', 'core.await-async']) expect(ids).toContain(id);
-    for (const name of ['buffer-per-step', 'pool', 'prebuilt', 'prebuilt-x4', 'eager', 'by-hand', 'replay'])
+    for (const name of ['buffer-per-step', 'pool', 'prebuilt', 'prebuilt-x4', 'eager', 'by-hand', 'replay', 'replay-x4'])
       expect(ids).toContain(`gpu-mlp.${name}`);
-    for (const name of ['buffer-per-step', 'pool', 'prebuilt', 'prebuilt-batched', 'eager', 'replay'])
+    for (const name of [
+      'buffer-per-step',
+      'pool',
+      'prebuilt',
+      'prebuilt-batched',
+      'eager',
+      'replay',
+      'eager-batched',
+      'replay-batched',
+    ])
       expect(ids).toContain(`gpu-uniform.${name}`);
     expect(new Set(ids).size).toBe(ids.length);
     expect(results.sections.length).toBe(10);
@@ -82,7 +91,7 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(25);
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(27);
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
       expect(Number.isFinite(c.ratio)).toBe(true);

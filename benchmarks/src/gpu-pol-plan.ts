@@ -6,7 +6,7 @@
  */
 import type { Arena } from '@pol/arena';
 import { alloc, scratchspace } from '@pol/core';
-import { bindGroup, deviceArena, type GpuArray, upload } from '@pol/webgpu';
+import { bindGroup, deviceArena, type GpuArray, upload, uploadBatch } from '@pol/webgpu';
 import { type PlainKernel, type PlannedDispatch, type Slot, type StepPlan, zeroedSlots } from './gpu-plan.js';
 
 const UNIFORM = 0x40;
@@ -19,6 +19,8 @@ export interface PolPlanStep {
   readonly arrays: readonly (GpuArray<'float32'> | undefined)[];
   /** Upload every input slot's host data, one `upload` each. */
   readonly writeInputs: () => void;
+  /** The same through one `uploadBatch`: the data copied into its host copy, one flush. */
+  readonly writeInputsBatched: () => void;
   /** One eager step: carve the step's arrays in a frame, bind through the cache, encode, submit. */
   readonly step: () => void;
 }
@@ -98,5 +100,12 @@ export function polPlanStep(
     for (let k = 0; k < inputSlots.length; k++)
       upload(arrays[inputSlots[k] as number] as GpuArray<'float32'>, inputData[k] as Float32Array);
   };
-  return { arena, uniforms, arrays, writeInputs, step };
+  const inputArrays = inputSlots.map((i) => arrays[i] as GpuArray<'float32'>);
+  const batch = inputArrays.length === 0 ? undefined : uploadBatch(inputArrays);
+  const views = inputArrays.map((a) => batch?.data(a) as Float32Array);
+  const writeInputsBatched = () => {
+    for (let k = 0; k < views.length; k++) (views[k] as Float32Array).set(inputData[k] as Float32Array);
+    batch?.flush();
+  };
+  return { arena, uniforms, arrays, writeInputs, writeInputsBatched, step };
 }

@@ -45,6 +45,9 @@ function ratios(
   );
 }
 
+// Made once, so that the replay loop allocates nothing.
+const fourSteps = { times: 4 } as const;
+
 async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
   const v = await perceptronVariants(d.plain, d.pol);
   try {
@@ -78,6 +81,13 @@ async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
           run: v.byHand.step,
         },
         { ...pol, id: 'gpu-mlp.replay', label: 'Pol captured graph, replayed', run: () => graph.replay() },
+        {
+          ...pol,
+          id: 'gpu-mlp.replay-x4',
+          label: 'Pol captured graph, 4 steps per submit (replay({ times: 4 }))',
+          run: () => graph.replay(fourSteps),
+          steps: 4,
+        },
       ],
       run,
     );
@@ -85,6 +95,7 @@ async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
     const comparisons: Comparison[] = [
       compare(m('replay'), m('eager'), { kind: 'ratio-at-most', value: 0.5 }),
       compare(m('eager'), m('buffer-per-step'), { kind: 'ratio-at-most', value: 0.35 }),
+      compare(m('replay-x4'), m('replay'), { kind: 'ratio-at-most', value: 0.8 }),
       ...ratios(measurements, 'gpu-mlp', [
         ['eager', 'pool'],
         ['by-hand', 'buffer-per-step'],
@@ -92,6 +103,7 @@ async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
         ['eager', 'prebuilt'],
         ['replay', 'prebuilt'],
         ['prebuilt-x4', 'prebuilt'],
+        ['replay-x4', 'prebuilt-x4'],
       ]),
     ];
     return { measurements, comparisons };
@@ -169,16 +181,42 @@ async function uniformHeavy(d: Devices, run: RunOptions): Promise<SuiteResult> {
             g.replay();
           }),
         },
+        {
+          ...pol,
+          id: 'gpu-uniform.eager-batched',
+          label: 'Pol: the uniforms in one uploadBatch flush, eager step',
+          run: next(() => {
+            eager.writeInputsBatched();
+            eager.step();
+          }),
+        },
+        {
+          ...pol,
+          id: 'gpu-uniform.replay-batched',
+          label: 'Pol: the uniforms in one uploadBatch flush, captured graph replayed',
+          run: next(() => {
+            captured.writeInputsBatched();
+            g.replay();
+          }),
+        },
       ],
       run,
     );
-    const comparisons = ratios(measurements, 'gpu-uniform', [
-      ['eager', 'buffer-per-step'],
-      ['eager', 'pool'],
-      ['replay', 'eager'],
-      ['replay', 'prebuilt'],
-      ['prebuilt-batched', 'prebuilt'],
-    ]);
+    const comparisons = [
+      compare(by(measurements, 'gpu-uniform.replay-batched'), by(measurements, 'gpu-uniform.replay'), {
+        kind: 'ratio-at-most',
+        value: 0.7,
+      }),
+      ...ratios(measurements, 'gpu-uniform', [
+        ['eager', 'buffer-per-step'],
+        ['eager', 'pool'],
+        ['replay', 'eager'],
+        ['replay', 'prebuilt'],
+        ['prebuilt-batched', 'prebuilt'],
+        ['replay-batched', 'prebuilt-batched'],
+        ['eager-batched', 'eager'],
+      ]),
+    ];
     return { measurements, comparisons };
   } finally {
     graph?.dispose();
