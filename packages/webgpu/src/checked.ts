@@ -15,12 +15,13 @@
 
 import { shapeText } from '@pol/core/backend';
 import { isGpuArray } from './array.js';
-import { bufferName } from './buffers.js';
+import { bufferName, ownerOf } from './buffers.js';
 import { type DeviceState, deviceName } from './device.js';
 import { UsageConflictError } from './errors.js';
 import type { BufferBindingKind } from './flags.js';
 import type { Args, CommandObserver } from './hooks.js';
 import { bindGroupInfo, layoutOf, pipelineGroupCount } from './metadata.js';
+import { isDeviceSlab } from './slab.js';
 
 /** A bind group as set on a pass: the group and its dynamic offsets. */
 export interface SetGroup {
@@ -162,6 +163,12 @@ export function checkDispatch(
     ranges.push({ ...indirect, size: 12, kind: 'indirect', where: 'the indirect dispatch arguments', resource: undefined });
   }
   for (let i = 0; i < ranges.length; i++) {
+    const r = ranges[i] as Range;
+    if (r.kind !== 'storage') continue;
+    const owner = ownerOf(r.buffer);
+    if (isDeviceSlab(owner) && owner.readOnly) throw writesReadOnly(state, r);
+  }
+  for (let i = 0; i < ranges.length; i++) {
     const a = ranges[i];
     if (a === undefined) continue;
     for (let j = i + 1; j < ranges.length; j++) {
@@ -186,7 +193,8 @@ function mixedAdvice(readOnly: Range): string {
   if (readOnly.kind === 'read-only-storage') {
     return (
       "Bind every array of this slab that the dispatch uses as 'storage' (var<storage, read_write> in WGSL), " +
-      'or keep read-only data such as weights in another slab.'
+      "or keep read-only data such as weights in another slab, made read-only: deviceArena(device, bytes, { readOnly: true, label: 'weights' }). " +
+      'When the kernels are not yours and declare every input read, let Pol place the arrays on several slabs: planPlacement and placedArena.'
     );
   }
   const [what, usage] =
@@ -204,6 +212,14 @@ function mixed(state: DeviceState, writable: Range, readOnly: Range): UsageConfl
     `A dispatch on ${deviceName(state.device)} binds ${bufferName(writable.buffer)} both as writable storage and read-only: ` +
       `${describeRange(writable)}, and ${describeRange(readOnly)}. WebGPU tracks usage per whole buffer within a dispatch, ` +
       `so this is a validation error even when the two ranges do not overlap. ${mixedAdvice(readOnly)}`,
+  );
+}
+
+function writesReadOnly(state: DeviceState, r: Range): UsageConflictError {
+  return new UsageConflictError(
+    `A dispatch on ${deviceName(state.device)} binds ${describeRange(r)}, but that slab was made read-only: kernels only read its arrays. ` +
+      "Bind it as var<storage, read> ('read-only-storage') or var<uniform> in the kernel, or, if the kernel must write it (an optimizer updating weights), " +
+      'keep that data in an arena made without readOnly.',
   );
 }
 

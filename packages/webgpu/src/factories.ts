@@ -37,6 +37,16 @@ export interface DeviceSlabOptions {
   readonly usage?: number;
   /** The buffer's label, shown in Pol's messages and the device's. Default `'pol device slab'`. */
   readonly label?: string;
+  /**
+   * Data that kernels only read: weights of a model used for inference, constants, lookup tables.
+   * Its arrays are written from the host (`upload`, `uploadBatch`), by copies and clears, and
+   * bound by kernels as `var<storage, read>` or `var<uniform>`; in checked mode, binding one
+   * as writable `storage` in a dispatch is refused with `UsageConflictError`. Keeping such data in
+   * a slab of its own is what lets third-party WGSL, which declares its inputs `read`, bind it
+   * beside the arrays it writes. Default false. (Weights that a training step updates are
+   * written by its optimizer: keep them in an arena of their own without this flag.)
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -60,13 +70,13 @@ export interface DeviceArenaOptions extends DeviceSlabOptions {
   readonly checked?: boolean;
 }
 
-const slabOptionKeys = ['usage', 'label'] as const;
-const arenaOptionKeys = ['usage', 'label', 'alignment', 'checked'] as const;
+const slabOptionKeys = ['usage', 'label', 'readOnly'] as const;
+const arenaOptionKeys = ['usage', 'label', 'readOnly', 'alignment', 'checked'] as const;
 
 function readSlabOptions(
   call: string,
-  o: { readonly usage?: unknown; readonly label?: unknown },
-): { usage: number; label: string } {
+  o: { readonly usage?: unknown; readonly label?: unknown; readonly readOnly?: unknown },
+): { usage: number; label: string; readOnly: boolean } {
   const extra = o.usage ?? 0;
   if (typeof extra !== 'number' || !Number.isInteger(extra) || extra < 0 || extra > ALL_USAGES) {
     throw new InvalidArgumentError(`${call}: usage must be GPUBufferUsage flags (a whole number), got ${describeValue(extra)}.`);
@@ -80,7 +90,10 @@ function readSlabOptions(
   if (o.label !== undefined && typeof o.label !== 'string') {
     throw new InvalidArgumentError(`${call}: label must be a string, got ${describeValue(o.label)}.`);
   }
-  return { usage: slabUsage | extra, label: o.label ?? 'pol device slab' };
+  if (o.readOnly !== undefined && typeof o.readOnly !== 'boolean') {
+    throw new InvalidArgumentError(`${call}: readOnly must be true or false, got ${describeValue(o.readOnly)}.`);
+  }
+  return { usage: slabUsage | extra, label: o.label ?? 'pol device slab', readOnly: o.readOnly === true };
 }
 
 /**
@@ -114,11 +127,11 @@ export function deviceSlab(device: GPUDevice, byteLength: number, options?: Devi
         'Size the slab from watermark(arena) after a warm-up pass.',
     );
   }
-  const { usage, label } = readSlabOptions(call, readOptions(call, options, slabOptionKeys));
-  return makeSlab(device, byteLength, usage, label);
+  const { usage, label, readOnly } = readSlabOptions(call, readOptions(call, options, slabOptionKeys));
+  return makeSlab(device, byteLength, usage, label, readOnly);
 }
 
-function makeSlab(device: GPUDevice, byteLength: number, usage: number, label: string): SlabImpl {
+function makeSlab(device: GPUDevice, byteLength: number, usage: number, label: string, readOnly: boolean): SlabImpl {
   const state = stateOf(device);
   assertAlive(state, `make a device slab of ${byteLength} bytes`);
   refuseWhileRecording(
@@ -139,7 +152,7 @@ function makeSlab(device: GPUDevice, byteLength: number, usage: number, label: s
       { cause },
     );
   }
-  const slab = new SlabImpl(state, buffer, size, label);
+  const slab = new SlabImpl(state, buffer, size, label, readOnly);
   setOwner(buffer, slab);
   return slab;
 }
@@ -172,7 +185,7 @@ export function deviceArena(device: GPUDevice, byteLength: number, options?: Dev
   const call = 'deviceArena(device, byteLength, options)';
   assertDevice(device, call);
   const o = readOptions(call, options, arenaOptionKeys);
-  const { usage, label } = readSlabOptions(call, o);
+  const { usage, label, readOnly } = readSlabOptions(call, o);
   if (o.checked !== undefined && typeof o.checked !== 'boolean') {
     throw new InvalidArgumentError(`${call}: checked must be true or false, got ${describeValue(o.checked)}.`);
   }
@@ -186,7 +199,7 @@ export function deviceArena(device: GPUDevice, byteLength: number, options?: Dev
     );
   }
   const arenaOptions: ArenaOptions = { alignment: alignment as number, checked: o.checked === true };
-  const slab = makeSlab(device, byteLength, usage, label);
+  const slab = makeSlab(device, byteLength, usage, label, readOnly);
   let arena: Arena<'gpu'>;
   try {
     arena = new Arena(slab, arenaOptions);

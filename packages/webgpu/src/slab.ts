@@ -40,6 +40,8 @@ export interface DeviceSlab {
   readonly byteLength: number;
   /** The buffer's label. */
   readonly label: string;
+  /** Whether kernels only read its arrays (`readOnly` when it was made): checked mode refuses binding them writable. */
+  readonly readOnly: boolean;
   /** Whether {@link DeviceSlab.destroy} was called (or the buffer was destroyed directly). */
   readonly destroyed: boolean;
   /**
@@ -69,8 +71,9 @@ export class SlabImpl extends BufferOwner implements DeviceSlab {
     readonly buffer: GPUBuffer,
     readonly byteLength: number,
     readonly label: string,
+    readonly readOnly = false,
   ) {
-    super('slab', state.device, `device slab '${label}'`);
+    super('slab', state.device, `${readOnly ? 'read-only ' : ''}device slab '${label}'`);
   }
 
   get destroyed(): boolean {
