@@ -10,7 +10,7 @@
 import { InvalidArgumentError } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
 import { DeviceLostError } from './errors.js';
-import type { RecordingHook } from './hooks.js';
+import type { PlanningHook, RecordingHook } from './hooks.js';
 
 /** Something that must learn when its device is lost (a graph). */
 export interface LossListener {
@@ -34,6 +34,8 @@ export interface DeviceState {
   checked: boolean;
   /** The capture hook: the recording in progress while a captured step runs. */
   recorder: RecordingHook | undefined;
+  /** The placement hook: the planner watching a warm-up step, while it runs (`planPlacement`). */
+  planner: PlanningHook | undefined;
   /** Graphs of this device that are still valid. */
   readonly listeners: Set<LossListener>;
   readonly raw: RawMethods;

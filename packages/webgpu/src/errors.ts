@@ -232,6 +232,35 @@ export class UsageConflictError extends PolError {
   }
 }
 
+/**
+ * Placing a step's arrays on slabs failed, or a placed arena was asked for what its placement
+ * does not cover: the warm-up step produced a validation error, bound arrays whose binding types
+ * Pol could not read, or was asynchronous; or a step carved more arrays than its warm-up did, or
+ * a larger one. Nothing was created or carved.
+ *
+ * @example
+ * ```ts
+ * import { alloc } from '@pol/core';
+ * import { PlacementError, placedArena, planPlacement } from '@pol/webgpu';
+ * const placement = await planPlacement(device, (space) => {
+ *   alloc(space, 'float32', [4]);
+ * });
+ * const arena = placedArena(device, placement);
+ * alloc(arena, 'float32', [4]); // the warm-up's one carve
+ * try {
+ *   alloc(arena, 'float32', [4]); // one more than the warm-up made
+ * } catch (e) {
+ *   if (e instanceof PlacementError) console.log(e.code); // 'POL_GPU_PLACEMENT'
+ * }
+ * arena.destroy();
+ * ```
+ */
+export class PlacementError extends PolError {
+  constructor(message: string) {
+    super('POL_GPU_PLACEMENT', message);
+  }
+}
+
 /** A thrown value's message, for wrapping it in one of these errors. */
 export function errorText(x: unknown): string {
   return x instanceof Error ? x.message : String(x);

@@ -37,3 +37,9 @@ export interface RecordingHook {
   /** The observer of a command encoder created while the step runs. */
   encoder(): CommandObserver;
 }
+
+/** The placement hook: a warm-up step running on a planning space, watched for its bindings. */
+export interface PlanningHook {
+  /** The observer of a command encoder created while the warm-up runs. */
+  encoder(): CommandObserver;
+}

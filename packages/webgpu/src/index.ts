@@ -16,6 +16,7 @@ export {
   GpuAllocationError,
   GpuLimitError,
   GraphInvalidError,
+  PlacementError,
   ReadbackError,
   UsageConflictError,
 } from './errors.js';
@@ -23,6 +24,8 @@ export { type DeviceArenaOptions, type DeviceSlabOptions, deviceArena, deviceSla
 export type { Graph, ReplayOptions } from './graph.js';
 export { instrument } from './instrument.js';
 export type { GraphStats } from './pins.js';
+export { type PlacedArena, type PlacedArenaOptions, placedArena } from './placed-arena.js';
+export { type Placement, type PlacementOptions, planPlacement } from './placement.js';
 export { type DeviceSlab, isDeviceSlab, slabUsage } from './slab.js';
 export { download, upload } from './transfer.js';
 export { type UploadBatch, uploadAll, uploadBatch } from './uploads.js';

@@ -15,7 +15,9 @@
  * - **checked usage scopes** (from the first checked carve on the device, `checked.ts`): command
  *   encoders get an observer that checks copies and dispatches;
  * - **capture recording** (while a captured step runs, `recorder.ts`): refusals, and an observer
- *   of each command encoder that records its commands.
+ *   of each command encoder that records its commands;
+ * - **placement planning** (while `planPlacement`'s warm-up runs, `placement.ts`): an observer of
+ *   each compute pass that notes which arrays each dispatch binds, and how.
  *
  * Hooks never wrap anything themselves, and nothing is ever unwrapped: a hook is switched on or
  * off in the device's state, behind wrappers that stay. Nothing patches a prototype. The wrappers
@@ -96,6 +98,7 @@ export function stateOf(device: GPUDevice, what = 'Pol'): DeviceState {
     lost: undefined,
     checked: false,
     recorder: undefined,
+    planner: undefined,
     listeners: new Set(),
     raw: { writeBuffer: queue.writeBuffer, onSubmittedWorkDone: queue.onSubmittedWorkDone },
   };
@@ -190,7 +193,8 @@ function wrapDevice(state: DeviceState): void {
     (original) =>
       function (this: unknown) {
         const encoder = original.apply(this, arguments as unknown as unknown[]);
-        if ((state.checked || state.recorder !== undefined) && encoder !== null && typeof encoder === 'object') {
+        const watched = state.checked || state.recorder !== undefined || state.planner !== undefined;
+        if (watched && encoder !== null && typeof encoder === 'object') {
           observe(encoder, encoderObservers(state));
         }
         return encoder;
@@ -230,6 +234,7 @@ function encoderObservers(state: DeviceState): CommandObserver[] {
   const observers: CommandObserver[] = [];
   if (state.recorder !== undefined) observers.push(state.recorder.encoder());
   if (state.checked) observers.push(checkedEncoder(state));
+  if (state.planner !== undefined) observers.push(state.planner.encoder());
   return observers;
 }
 
