@@ -86,5 +86,30 @@ export class MarkingFrame<Token> implements Frame<'gpu'> {
   }
 }
 
+/**
+ * A space whose frames and savepoints are positions (the planning space, a placed arena): it says
+ * where it is and goes back there; the frame protocol follows.
+ */
+export abstract class PositionedSpace<Token> implements Positioned<Token> {
+  readonly [spaceKey] = 'gpu' as const;
+  readonly frames: MarkingFrame<Token>[] = [];
+
+  abstract alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<'gpu', D>;
+  abstract position(): Token;
+  abstract rewind(token: Token): void;
+
+  [openFrameKey](): MarkingFrame<Token> {
+    return new MarkingFrame(this, this);
+  }
+
+  [savepointKey](): unknown {
+    return this.position();
+  }
+
+  [rollbackKey](token: unknown): void {
+    this.rewind(token as Token);
+  }
+}
+
 Object.defineProperty(MarkingFrame, 'name', { value: 'Frame' });
 Object.defineProperty(MarkingFrame.prototype, frameKey, { value: true });

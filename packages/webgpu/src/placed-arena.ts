@@ -9,12 +9,12 @@
 
 import { type Arena, type Mark, mark, retract } from '@pol/arena';
 import { type ArrayOf, byteLength, type DType, InvalidArgumentError, type Space } from '@pol/core';
-import { describeValue, openFrameKey, readOptions, rollbackKey, savepointKey, shapeText, spaceKey } from '@pol/core/backend';
+import { describeValue, readOptions, shapeText } from '@pol/core/backend';
 import { deviceName } from './device.js';
 import { PlacementError } from './errors.js';
 import { deviceArena } from './factories.js';
 import { bindingSize } from './limits.js';
-import { MarkingFrame, type Positioned } from './marking-frame.js';
+import { PositionedSpace } from './marking-frame.js';
 import type { Placement } from './placement.js';
 
 /**
@@ -74,9 +74,7 @@ interface PlacedPosition {
   readonly marks: readonly Mark[];
 }
 
-class PlacedArenaImpl implements PlacedArena, Positioned<PlacedPosition> {
-  readonly [spaceKey] = 'gpu' as const;
-  readonly frames: MarkingFrame<PlacedPosition>[] = [];
+class PlacedArenaImpl extends PositionedSpace<PlacedPosition> implements PlacedArena {
   #ordinal = 0;
   readonly #start: PlacedPosition;
 
@@ -86,6 +84,7 @@ class PlacedArenaImpl implements PlacedArena, Positioned<PlacedPosition> {
     readonly arenas: readonly Arena<'gpu'>[],
     readonly label: string,
   ) {
+    super();
     this.#start = this.position();
   }
 
@@ -125,18 +124,6 @@ class PlacedArenaImpl implements PlacedArena, Positioned<PlacedPosition> {
     });
   }
 
-  [openFrameKey](): MarkingFrame<PlacedPosition> {
-    return new MarkingFrame(this, this);
-  }
-
-  [savepointKey](): unknown {
-    return this.position();
-  }
-
-  [rollbackKey](token: unknown): void {
-    this.rewind(token as PlacedPosition);
-  }
-
   reset(): void {
     while (this.frames.length > 0) this.frames[0]?.close();
     this.rewind(this.#start);
@@ -146,7 +133,7 @@ class PlacedArenaImpl implements PlacedArena, Positioned<PlacedPosition> {
     for (const a of this.arenas) a.slab.destroy();
   }
 
-  toString(): string {
+  override toString(): string {
     return `PlacedArena('${this.label}', ${this.arenas.length} slabs on ${deviceName(this.device)}, carve #${this.#ordinal})`;
   }
 }

@@ -21,7 +21,7 @@ import {
   UsageConflictError,
   upload,
 } from './index.js';
-import { countCalls, requestDevice } from './test-support/gpu.js';
+import { countCalls, requestDevice, validationOf } from './test-support/gpu.js';
 import { block, compile, D, input, type Kernels, T, type Weights, weights } from './test-support/transformer.js';
 
 let device: GPUDevice;
@@ -34,11 +34,7 @@ beforeAll(async () => {
 });
 afterAll(() => device.destroy());
 
-async function validation<R>(f: () => R): Promise<{ result: R; error: string | null }> {
-  device.pushErrorScope('validation');
-  const result = f();
-  return { result, error: (await device.popErrorScope())?.message ?? null };
-}
+const validation = <R>(f: () => R) => validationOf(device, f);
 
 const data = async (x: GpuArray<'float32'>) => Array.from((await download(x)).data);
 
@@ -224,6 +220,21 @@ describe('random steps, planned, never bind one buffer both ways', () => {
   });
 });
 
+/** b[0] = a[0], with a read-only: compiled on `on`. */
+function copyFirst(on: GPUDevice): GPUComputePipeline {
+  return on.createComputePipeline({
+    layout: 'auto',
+    compute: {
+      entryPoint: 'main',
+      module: on.createShaderModule({
+        code: `@group(0) @binding(0) var<storage, read> a: array<f32>;
+          @group(0) @binding(1) var<storage, read_write> b: array<f32>;
+          @compute @workgroup_size(1) fn main() { b[0] = a[0]; }`,
+      }),
+    },
+  });
+}
+
 describe('refusals, each changing nothing', () => {
   test.each<[string, () => unknown, RegExp]>([
     ['not a device', () => planPlacement({} as GPUDevice, () => {}), /needs a GPUDevice/],
@@ -268,17 +279,7 @@ describe('refusals, each changing nothing', () => {
   test('a warm-up with a validation error (one array bound both ways) rejects with PlacementError', async () => {
     const fresh = instrument(await requestDevice('placement invalid')); // unchecked: the device reports it, asynchronously
     try {
-      const rw = fresh.createComputePipeline({
-        layout: 'auto',
-        compute: {
-          entryPoint: 'main',
-          module: fresh.createShaderModule({
-            code: `@group(0) @binding(0) var<storage, read> a: array<f32>;
-              @group(0) @binding(1) var<storage, read_write> b: array<f32>;
-              @compute @workgroup_size(1) fn main() { b[0] = a[0]; }`,
-          }),
-        },
-      });
+      const rw = copyFirst(fresh);
       const promise = planPlacement(fresh, (space) => {
         const x = alloc(space, 'float32', [4]);
         const encoder = fresh.createCommandEncoder();
@@ -299,17 +300,7 @@ describe('refusals, each changing nothing', () => {
   test('layouts Pol did not see made: PlacementError, advising instrument()', async () => {
     const late = await requestDevice('placement late');
     try {
-      const pipeline = late.createComputePipeline({
-        layout: 'auto',
-        compute: {
-          entryPoint: 'main',
-          module: late.createShaderModule({
-            code: `@group(0) @binding(0) var<storage, read> a: array<f32>;
-              @group(0) @binding(1) var<storage, read_write> b: array<f32>;
-              @compute @workgroup_size(1) fn main() { b[0] = a[0]; }`,
-          }),
-        },
-      }); // compiled before Pol met the device
+      const pipeline = copyFirst(late); // compiled before Pol met the device
       const layout = pipeline.getBindGroupLayout(0);
       const promise = planPlacement(late, (space) => {
         const a = alloc(space, 'float32', [4]);

@@ -23,7 +23,7 @@
 
 import type { Arena } from '@pol/arena';
 import { type ArrayOf, byteLength, type DType, InvalidArgumentError, type Space } from '@pol/core';
-import { describeValue, isThenable, openFrameKey, readOptions, rollbackKey, savepointKey, spaceKey } from '@pol/core/backend';
+import { describeValue, isThenable, readOptions } from '@pol/core/backend';
 import { dynamicOffsets, type SetGroup } from './checked.js';
 import { colour, count } from './colouring.js';
 import { assertAlive, assertDevice, type DeviceState, deviceName } from './device.js';
@@ -33,7 +33,7 @@ import { Usage } from './flags.js';
 import type { Args, CommandObserver, PlanningHook } from './hooks.js';
 import { stateOf } from './instrument.js';
 import { bindingSize, checkAlignment, defaultAlignment } from './limits.js';
-import { MarkingFrame, type Positioned } from './marking-frame.js';
+import { PositionedSpace } from './marking-frame.js';
 import { bindGroupInfo, layoutOf, pipelineGroupCount } from './metadata.js';
 import { refuseWhileRecording } from './recorder.js';
 
@@ -102,9 +102,7 @@ interface PlanningPosition {
 }
 
 /** The warm-up's space: every carve an arena of its own; a log of carves and rewinds. */
-class PlanningSpace implements Positioned<PlanningPosition> {
-  readonly [spaceKey] = 'gpu' as const;
-  readonly frames: MarkingFrame<PlanningPosition>[] = [];
+class PlanningSpace extends PositionedSpace<PlanningPosition> {
   readonly log: Event[] = [];
   readonly byBuffer = new Map<GPUBuffer, number>();
   readonly own: Arena<'gpu'>[] = [];
@@ -115,7 +113,9 @@ class PlanningSpace implements Positioned<PlanningPosition> {
   constructor(
     readonly device: GPUDevice,
     readonly label: string,
-  ) {}
+  ) {
+    super();
+  }
 
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<'gpu', D> {
     const bytes = bindingSize(byteLength(dtype, dims));
@@ -143,19 +143,7 @@ class PlanningSpace implements Positioned<PlanningPosition> {
     this.log.push({ k: 'rewind', id: token.id });
   }
 
-  [openFrameKey](): MarkingFrame<PlanningPosition> {
-    return new MarkingFrame(this, this);
-  }
-
-  [savepointKey](): unknown {
-    return this.position();
-  }
-
-  [rollbackKey](token: unknown): void {
-    this.rewind(token as PlanningPosition);
-  }
-
-  toString(): string {
+  override toString(): string {
     return `the planning space of placement '${this.label}'`;
   }
 }

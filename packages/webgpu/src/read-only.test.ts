@@ -6,7 +6,7 @@
 import { alloc, InvalidArgumentError, scratchspace } from '@pol/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { bindGroup, deviceArena, deviceSlab, download, type GpuArray, UsageConflictError, upload, uploadBatch } from './index.js';
-import { countCalls, requestDevice } from './test-support/gpu.js';
+import { countCalls, requestDevice, validationOf } from './test-support/gpu.js';
 
 let device: GPUDevice;
 let affine: GPUComputePipeline; // y = x · w + b: the weights and b read-only, the activations read_write (one arena)
@@ -42,11 +42,7 @@ function run(pipeline: GPUComputePipeline, arrays: GpuArray[]): void {
   device.queue.submit([encoder.finish()]);
 }
 
-async function validation(f: () => void): Promise<string | null> {
-  device.pushErrorScope('validation');
-  f();
-  return (await device.popErrorScope())?.message ?? null;
-}
+const validation = async (f: () => void) => (await validationOf(device, f)).error;
 
 describe('a read-only slab', () => {
   test('is made with readOnly, says so, and defaults to false', () => {

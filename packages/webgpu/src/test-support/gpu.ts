@@ -104,3 +104,10 @@ export function nextTask(): Promise<void> {
   const timers = globalThis as unknown as { setTimeout(f: () => void, ms: number): unknown };
   return new Promise((resolve) => timers.setTimeout(resolve, 0));
 }
+
+/** Run `f` inside a validation error scope of `device`: its result, and the device's message or null. */
+export async function validationOf<R>(device: GPUDevice, f: () => R): Promise<{ result: R; error: string | null }> {
+  device.pushErrorScope('validation');
+  const result = f();
+  return { result, error: (await device.popErrorScope())?.message ?? null };
+}
