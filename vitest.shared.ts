@@ -1,9 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The one vitest configuration every package uses: behaviour tests beside their modules
- * (`*.test.ts`), type tests beside them too (`*.test-d.ts`, checked by tsc), and a JSON report per
- * package that `scripts/test-summary.mjs` adds up.
+ * The vitest configuration of the repository's packages, benchmarks and tools (the starter
+ * templates under examples/ have their own, which stand alone): behaviour tests beside their
+ * modules (`*.test.ts`), type tests beside them too (`*.test-d.ts`, checked by tsc). The JSON
+ * report that `npm test` adds up is asked for on the command line (scripts/pol.mjs), for every
+ * package alike.
  */
 export function polVitestConfig(options: { testTimeout?: number } = {}) {
   return defineConfig({
@@ -15,7 +17,6 @@ export function polVitestConfig(options: { testTimeout?: number } = {}) {
         include: ['src/**/*.test-d.ts', 'test/**/*.test-d.ts'],
         tsconfig: './tsconfig.json',
       },
-      reporters: ['default', ['json', { outputFile: '.vitest-report.json' }]],
     },
   });
 }

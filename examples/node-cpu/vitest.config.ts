@@ -1,3 +1,5 @@
-import { polVitestConfig } from '../../vitest.shared.ts';
+import { defineConfig } from 'vitest/config';
 
-export default polVitestConfig();
+export default defineConfig({
+  test: { include: ['src/**/*.test.ts'], testTimeout: 20_000 },
+});

@@ -29,6 +29,29 @@ function finish(state: 'done' | 'unsupported' | 'failed', message: string): void
   document.body.dataset.status = state;
 }
 
+/**
+ * How to get WebGPU, for a browser that has none: shown under the status line when the page
+ * cannot run. WebGPU also needs a secure context (https, or http on localhost or 127.0.0.1).
+ */
+const howToGetWebGpu = [
+  'Chrome and Edge 113 or newer have WebGPU on Windows, macOS and ChromeOS; on Android, Chrome 121 or newer.',
+  'On Linux, where WebGPU is not on for every GPU by default, start Chrome or Chromium with --enable-unsafe-webgpu --enable-features=Vulkan (or turn on chrome://flags/#enable-unsafe-webgpu and chrome://flags/#enable-vulkan, then restart). Without a GPU, Chromium runs WebGPU on SwiftShader, its CPU Vulkan driver.',
+  'Firefox 141 or newer has WebGPU on Windows; elsewhere, set dom.webgpu.enabled to true in about:config.',
+  'Safari 26 or newer has WebGPU; in older Safari, turn on WebGPU under Develop > Feature Flags.',
+  'Open the page over https, or from localhost or 127.0.0.1: browsers offer WebGPU only in a secure context.',
+];
+
+function showHowToGetWebGpu(): void {
+  const list = document.createElement('ul');
+  list.id = 'how-to-get-webgpu';
+  for (const line of howToGetWebGpu) {
+    const item = document.createElement('li');
+    item.textContent = line;
+    list.append(item);
+  }
+  status.after(list);
+}
+
 /** The next animation frame (so a fast GPU still shows every step), or 50 ms in a hidden tab. */
 const nextFrame = () =>
   new Promise<void>((resolve) => {
@@ -41,12 +64,17 @@ const nextFrame = () =>
 
 async function main(): Promise<void> {
   if (!('gpu' in navigator)) {
-    finish('unsupported', 'This browser has no WebGPU (navigator.gpu is missing). Try a recent Chrome, Edge or Safari.');
+    finish('unsupported', 'This browser has no WebGPU (navigator.gpu is missing). How to get it:');
+    showHowToGetWebGpu();
     return;
   }
   const adapter = await navigator.gpu.requestAdapter();
   if (adapter === null) {
-    finish('unsupported', 'WebGPU is here, but no adapter is available (navigator.gpu.requestAdapter() gave null).');
+    finish(
+      'unsupported',
+      'This browser has WebGPU, but no adapter (navigator.gpu.requestAdapter() gave null): it is turned off or blocked for this GPU. How to get it:',
+    );
+    showHowToGetWebGpu();
     return;
   }
   const device = await adapter.requestDevice({ label: 'pol example' });

@@ -23,6 +23,7 @@ const types: Record<string, string> = {
 };
 
 let out: string;
+let url: string;
 let server: Server;
 let browser: Browser | undefined;
 let page: Page;
@@ -48,7 +49,7 @@ beforeAll(async () => {
   // Build into a folder of our own: turbo may be building dist/ at the same moment.
   out = mkdtempSync(join(tmpdir(), 'pol-browser-webgpu-'));
   await build({ root, logLevel: 'warn', build: { outDir: out, emptyOutDir: true } });
-  const url = await serve(out);
+  url = await serve(out);
   if (!existsSync(chromiumPath)) {
     throw new Error(
       `No Chromium at ${chromiumPath}: install Debian/Ubuntu's chromium package (sudo apt-get install -y chromium libvulkan1).`,
@@ -118,4 +119,46 @@ test('the picture is drawn: many colours, most of them the frames and ranges', a
   expect(pixels?.inked).toBeGreaterThan(0.15);
   const shot = process.env.POL_SCREENSHOT;
   if (shot !== undefined && shot !== '') writeFileSync(shot, await page.screenshot({ fullPage: true }));
+  // The arena picture alone (what the root README shows): POL_PICTURE=picture.png.
+  const picture = process.env.POL_PICTURE;
+  if (picture !== undefined && picture !== '') writeFileSync(picture, await page.locator('#picture').screenshot());
+});
+
+/** The page in a browser without WebGPU (`navigator.gpu` removed) or without an adapter, as a script run before the page's own makes it. */
+async function openWithout(
+  what: 'navigator.gpu' | 'an adapter',
+): Promise<{ state: string | undefined; text: string; hints: string[] }> {
+  const other = await (browser as Browser).newPage();
+  try {
+    await other.addInitScript((missing) => {
+      if (missing === 'navigator.gpu') {
+        // An accessor of Navigator.prototype: without it, `'gpu' in navigator` is false, as in a browser without WebGPU.
+        delete (Navigator.prototype as { gpu?: unknown }).gpu;
+      } else {
+        const gpu = (navigator as Navigator & { gpu: GPU }).gpu;
+        gpu.requestAdapter = async () => null;
+      }
+    }, what);
+    await other.goto(url);
+    await other.waitForFunction(() => document.body.dataset.status !== 'loading', undefined, { timeout: 60_000 });
+    return await other.evaluate(() => ({
+      state: document.body.dataset.status,
+      text: document.querySelector('#status')?.textContent ?? '',
+      hints: [...document.querySelectorAll('#how-to-get-webgpu li')].map((li) => li.textContent ?? ''),
+    }));
+  } finally {
+    await other.close();
+  }
+}
+
+test.each(['navigator.gpu', 'an adapter'] as const)('without %s, the page says so and how to get WebGPU', async (what) => {
+  const shown = await openWithout(what);
+  expect(shown.state).toBe('unsupported');
+  expect(shown.text).toMatch(what === 'navigator.gpu' ? /no WebGPU \(navigator\.gpu is missing\)/ : /no adapter/);
+  const hints = shown.hints.join('\n');
+  // Browser by browser, and the Linux flags for Chromium.
+  for (const browserName of ['Chrome', 'Edge', 'Firefox', 'Safari']) expect(hints).toContain(browserName);
+  expect(hints).toContain('--enable-unsafe-webgpu');
+  expect(hints).toContain('--enable-features=Vulkan');
+  expect(hints).toMatch(/secure context/);
 });

@@ -2,15 +2,31 @@ import { describe, expect, test } from 'vitest';
 import { claimsOf, examplesOf, exportedNames, rewriteImports } from './index.js';
 
 describe('examplesOf', () => {
-  test('finds ts blocks in doc comments and in Markdown, and ignores other fences', () => {
+  test('finds ts and js blocks in doc comments and in Markdown, and ignores other fences', () => {
     const source = ['/**', ' * Text.', ' * ```ts', ' * const a = 1;', ' * ```', ' * ```sh', ' * ls', ' * ```', ' */'].join('\n');
-    expect(examplesOf('src/a.ts', source, true)).toEqual([{ name: 'src/a.ts:4', code: 'const a = 1;' }]);
-    const markdown = ['# Title', '```ts', 'let b = 2;', 'b++;', '```'].join('\n');
-    expect(examplesOf('README.md', markdown, false)).toEqual([{ name: 'README.md:3', code: 'let b = 2;\nb++;' }]);
+    expect(examplesOf('src/a.ts', source, true)).toEqual([{ name: 'src/a.ts:4', language: 'ts', code: 'const a = 1;' }]);
+    const markdown = [
+      '# Title',
+      '```ts',
+      'let b = 2;',
+      'b++;',
+      '```',
+      '```js',
+      'let c = 3;',
+      '```',
+      '```javascript',
+      'd',
+      '```',
+    ].join('\n');
+    expect(examplesOf('README.md', markdown, false)).toEqual([
+      { name: 'README.md:3', language: 'ts', code: 'let b = 2;\nb++;' },
+      { name: 'README.md:7', language: 'js', code: 'let c = 3;' },
+    ]);
   });
 
   test('refuses a block that is never closed', () => {
-    expect(() => examplesOf('README.md', '```ts\nx', false)).toThrow(/never closed/);
+    expect(() => examplesOf('README.md', '```ts\nx', false)).toThrow(/a ```ts block is never closed/);
+    expect(() => examplesOf('README.md', '```js\nx', false)).toThrow(/a ```js block is never closed/);
   });
 });
 

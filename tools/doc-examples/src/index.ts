@@ -21,10 +21,12 @@ import { fileURLToPath } from 'node:url';
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 
-/** One fenced ```ts block: where it is, and its code. */
+/** One fenced ```ts or ```js block: where it is, its language, and its code. */
 export interface Example {
   /** `path:line`, relative to the package (the line of the opening fence's first code line). */
   readonly name: string;
+  /** `ts`, or `js` for plain JavaScript (run as an ES module, type-checked as JavaScript). */
+  readonly language: 'ts' | 'js';
   readonly code: string;
 }
 
@@ -66,31 +68,35 @@ export interface DocExamplesOptions {
   readonly timeout?: number;
 }
 
-const fence = /^```ts\s*$/;
+const fence = /^```(ts|js)\s*$/;
 
 /**
- * The ```ts examples of one file. In a doc comment (`inComment`), each line's leading `*` is
- * dropped first. Only the exact info string `ts` counts: a block marked otherwise is prose.
+ * The ```ts and ```js examples of one file. In a doc comment (`inComment`), each line's leading
+ * `*` is dropped first. Only the exact info strings `ts` and `js` count: a block marked otherwise
+ * is prose.
  */
 export function examplesOf(file: string, text: string, inComment: boolean): Example[] {
   const lines = text.split('\n').map((line) => (inComment ? line.replace(/^\s*\* ?/, '') : line));
   const found: Example[] = [];
   let current: string[] | undefined;
+  let language: Example['language'] = 'ts';
   let start = 0;
   lines.forEach((line, i) => {
     if (current === undefined) {
-      if (fence.test(line.trim())) {
+      const opened = fence.exec(line.trim());
+      if (opened !== null) {
         current = [];
+        language = opened[1] === 'js' ? 'js' : 'ts';
         start = i + 2;
       }
     } else if (line.trim() === '```') {
-      found.push({ name: `${file}:${start}`, code: current.join('\n') });
+      found.push({ name: `${file}:${start}`, language, code: current.join('\n') });
       current = undefined;
     } else {
       current.push(line);
     }
   });
-  if (current !== undefined) throw new Error(`${file}:${start}: a \`\`\`ts block is never closed.`);
+  if (current !== undefined) throw new Error(`${file}:${start}: a \`\`\`${language} block is never closed.`);
   return found;
 }
 
@@ -172,7 +178,8 @@ export function docExamples(options: DocExamplesOptions): void {
     ),
     ...(readme === false ? [] : examplesOf(readme, readFileSync(join(root, readme), 'utf8'), false)),
   ];
-  const fileOf = (e: Example) => `${e.name.replace(/[^a-zA-Z0-9]+/g, '_')}.ts`;
+  // A JavaScript example is an .mjs file: an ES module, as a user's `node example.mjs` runs it.
+  const fileOf = (e: Example) => `${e.name.replace(/[^a-zA-Z0-9]+/g, '_')}.${e.language === 'js' ? 'mjs' : 'ts'}`;
   let globals: Record<string, unknown> = {};
 
   beforeAll(async () => {
@@ -192,8 +199,10 @@ export function docExamples(options: DocExamplesOptions): void {
         include,
       });
     const globalsFile = options.globals === undefined ? [] : ['globals.d.ts'];
-    writeFileSync(join(out, 'tsconfig.json'), config([...examples.filter((e) => !augments(e)).map(fileOf), ...globalsFile]));
-    for (const e of examples.filter(augments)) {
+    // JavaScript examples are run, not type-checked: a JavaScript user's program is not either.
+    const typed = examples.filter((e) => e.language === 'ts');
+    writeFileSync(join(out, 'tsconfig.json'), config([...typed.filter((e) => !augments(e)).map(fileOf), ...globalsFile]));
+    for (const e of typed.filter(augments)) {
       writeFileSync(join(out, `tsconfig.${fileOf(e)}.json`), config([fileOf(e), ...globalsFile]));
     }
     if (options.globals !== undefined) {
@@ -223,7 +232,10 @@ export function docExamples(options: DocExamplesOptions): void {
     }
 
     test('they type-check', () => {
-      const configs = ['tsconfig.json', ...examples.filter(augments).map((e) => `tsconfig.${fileOf(e)}.json`)];
+      const configs = [
+        'tsconfig.json',
+        ...examples.filter((e) => e.language === 'ts' && augments(e)).map((e) => `tsconfig.${fileOf(e)}.json`),
+      ];
       const reports = configs.map((config) => {
         const result = spawnSync(process.execPath, [tscPath(), '-p', join(out, config)], { encoding: 'utf8' });
         return `${result.stdout}${result.stderr}${result.status === 0 ? '' : `(tsc -p ${config} exited with ${result.status})`}`;

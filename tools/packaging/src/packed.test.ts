@@ -39,11 +39,14 @@ function isTestFile(path: string): boolean {
 
 /** The module specifiers a source or declaration file imports (static, dynamic, and `/// <reference types>`). */
 function importsOf(text: string): string[] {
+  const references = [...text.matchAll(/\/\/\/\s*<reference\s+types="([^"]+)"/g)];
+  // Doc comments hold examples that import other packages: they are prose, not imports.
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const specifiers = [
-    ...text.matchAll(/(?:^|[\s;}])(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]/gm),
-    ...text.matchAll(/(?:^|[\s;}])import\s*['"]([^'"]+)['"]/gm),
-    ...text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
-    ...text.matchAll(/\/\/\/\s*<reference\s+types="([^"]+)"/g),
+    ...references,
+    ...code.matchAll(/(?:^|[\s;}])(?:import|export)\s[^'"`;]*?\sfrom\s*['"]([^'"]+)['"]/gm),
+    ...code.matchAll(/(?:^|[\s;}])import\s*['"]([^'"]+)['"]/gm),
+    ...code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g),
   ].map((m) => m[1] ?? '');
   return [...new Set(specifiers)];
 }
@@ -69,7 +72,7 @@ describe('the tarball checks themselves', () => {
       expect(isTestFile(path), path).toBe(false);
   });
 
-  test('find every kind of import', () => {
+  test('find every kind of import, and none in comments', () => {
     const text = [
       "import { a } from './a.js';",
       "import type { B } from 'fast-check';",
@@ -77,6 +80,12 @@ describe('the tarball checks themselves', () => {
       "import 'side-effect';",
       "const m = await import('node:fs');",
       '/// <reference types="@webgpu/types" preserve="true" />',
+      '/**',
+      ' * ```ts',
+      " * import { Arena } from '@pol/arena';",
+      ' * ```',
+      ' */',
+      "// import { x } from 'commented-out';",
     ].join('\n');
     expect(importsOf(text).sort()).toEqual([
       './a.js',

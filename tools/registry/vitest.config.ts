@@ -1,0 +1,3 @@
+import { polVitestConfig } from '../../vitest.shared.ts';
+
+export default polVitestConfig();
