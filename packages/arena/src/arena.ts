@@ -213,6 +213,15 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       this.#shift = cache.shift;
       this.#lives = undefined;
     }
+    // Last, once the arena is whole: a storage whose slab can die keeps `forget` to call then. The
+    // closure is made only for such a storage.
+    storage.attach?.(slab as never, this as never, () => this.#forget());
+  }
+
+  // The slab died (its storage says so): drop every cached array, so that the next carve at each
+  // offset asks the storage again, which refuses a dead slab. A checked arena caches nothing.
+  #forget(): void {
+    this.#cache?.clear();
   }
 
   get offset(): number {

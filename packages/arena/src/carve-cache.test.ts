@@ -95,6 +95,34 @@ describe('CarveCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  test('clear drops every entry of both levels, and disarms: a rollback of an earlier savepoint then does nothing', () => {
+    const cache = new CarveCache(16, 4096);
+    cache.add(entry(32, [2]));
+    cache.add(entry(32, [3])); // the second level
+    cache.add(entry(40, [2])); // the window of 32: the second level too
+    const from = cache.arm();
+    const era = cache.era;
+    cache.add(entry(64, [2]));
+    cache.clear();
+    expect(cache.size).toBe(0);
+    for (const [start, dims] of [
+      [32, [2]],
+      [32, [3]],
+      [40, [2]],
+      [64, [2]],
+    ] as const)
+      expect(cache.find(start, 'float32', dims)).toBeUndefined();
+    expect(cache.era).not.toBe(era);
+    const again = entry(32, [2]);
+    cache.add(again);
+    cache.rollback(era, from);
+    expect(cache.find(32, 'float32', [2])).toBe(again);
+    expect(cache.size).toBe(1);
+    cache.clear();
+    cache.clear();
+    expect(cache.size).toBe(0);
+  });
+
   test('past the limit it empties itself; a cycle that does not fit makes the limit grow until it does', () => {
     const cache = new CarveCache(16, 4096, 8);
     const keys = Array.from({ length: 50 }, (_, k) => [0, [k + 1]] as const);

@@ -229,6 +229,20 @@ export class CarveCache {
     }
   }
 
+  /**
+   * Drop every entry: the slab died, and no array cached over it may be handed out again. Disarms
+   * the undo log (a savepoint taken before then restores everything but the cache's identity), and
+   * keeps the ghosts and the limit, which describe the loop rather than the slab.
+   */
+  clear(): void {
+    this.disarm();
+    this.dense.fill(undefined);
+    this.#table = [];
+    this.#tableCount = 0;
+    this.#count = 0;
+    this.#reloads = 0;
+  }
+
   // --- the undo log ----------------------------------------------------------------------------
 
   /**

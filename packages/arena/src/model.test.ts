@@ -22,6 +22,7 @@ const config: fc.Arbitrary<Config> = fc.record({
   capacity: fc.integer({ min: 0, max: 1536 }),
   alignment: fc.constantFrom(1, 2, 4, 8, 16, 64, 256),
   checked: fc.boolean(),
+  forgetful: fc.boolean(),
   // Up to sixteen shapes, so that one offset holds many (the cache keeps them all). Capacities up
   // to 1,536 with alignments down to 1 have more aligned offsets than the dense part has windows.
   palette: fc.array(shape, { minLength: 1, maxLength: 16 }),
@@ -38,6 +39,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('retract'), mark: fc.nat(9) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'foreign' } as const) },
   { weight: 1, arbitrary: fc.constant({ kind: 'reset' } as const) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'forget' } as const) },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -51,7 +53,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
 
 describe('model-based: random programs against a reference model', () => {
   test(
-    `${programs} programs of alloc, tryAlloc, specs, marks, retracts, resets, frames and savepoints agree with the model`,
+    `${programs} programs of alloc, tryAlloc, specs, marks, retracts, resets, frames, savepoints and forgetting the cache agree with the model`,
     () => {
       outcomes.clear();
       fc.assert(
@@ -64,6 +66,7 @@ describe('model-based: random programs against a reference model', () => {
         'spec',
         'retract',
         'reset',
+        'forget',
         'open',
         'open nested',
         'close',

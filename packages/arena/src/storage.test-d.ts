@@ -38,6 +38,12 @@ describe('a storage of another kind', () => {
     expectTypeOf<SlabKind<ArrayBuffer>>().toEqualTypeOf<'host'>();
   });
 
+  test('attach receives the slab, the arena of the storage’s kind, and forget', () => {
+    type Attach = NonNullable<SlabStorage<FakeGpuBuffer, 'fakegpu'>['attach']>;
+    expectTypeOf<Parameters<Attach>>().toEqualTypeOf<[slab: FakeGpuBuffer, arena: Arena<'fakegpu'>, forget: () => void]>();
+    expectTypeOf<ReturnType<Attach>>().toEqualTypeOf<void>();
+  });
+
   test('new Arena over its slab is an Arena of its kind, and alloc gives its arrays', () => {
     const arena = new Arena(buffer, { alignment: 256 });
     expectTypeOf(arena).toEqualTypeOf<Arena<'fakegpu'>>();

@@ -1,5 +1,5 @@
 /// <reference types="node" />
-import { alloc, type DType, dtypeInfo, makeHostArray, type PolError, scratchspace } from '@pol/core';
+import { alloc, type DType, dtypeInfo, InvalidArgumentError, makeHostArray, type PolError, scratchspace, Undef } from '@pol/core';
 import { describe, expect, test } from 'vitest';
 import {
   Arena,
@@ -229,6 +229,144 @@ describe('defineStorage', () => {
   test('a storage reporting a nonsensical size is refused', () => {
     const storage = { ...fakeStorage([]), byteLength: () => -1 };
     expect(() => new Arena(new FakeDeviceBuffer(64), { alignment: 64, storage })).toThrow(InvalidSlabError);
+  });
+});
+
+describe('a storage whose slab can die: attach and forget', () => {
+  // A slab that can be destroyed, like a GPUBuffer: its storage refuses to carve a dead one.
+  class DyingSlab {
+    readonly bytes = new ArrayBuffer(1024);
+    dead = false;
+    /** Called by the next carve, before it looks at `dead`: the slab dies during a carve. */
+    dying: (() => void) | undefined;
+  }
+  class DeadSlabError extends InvalidSlabError {}
+  function dyingStorage(log: string[]) {
+    const attached: { slab: DyingSlab; arena: unknown; forget: () => void }[] = [];
+    const storage: SlabStorage<DyingSlab, 'host'> = {
+      name: 'DyingSlab',
+      kind: 'host',
+      residency: 'device',
+      matches: (slab): slab is DyingSlab => slab instanceof DyingSlab,
+      byteLength: (slab) => slab.bytes.byteLength,
+      checkAlignment(_slab, alignment) {
+        if (alignment < 16) throw new InvalidAlignmentError(`DyingSlab needs alignment >= 16, got ${alignment}`);
+      },
+      carve<D extends DType>(slab: DyingSlab, offset: number, dtype: D, dims: readonly number[]) {
+        const dying = slab.dying;
+        slab.dying = undefined;
+        dying?.();
+        if (slab.dead) throw new DeadSlabError('the slab was destroyed: make a new one');
+        log.push(`carve ${offset}`);
+        const count = dims.reduce((a, b) => a * b, 1);
+        return makeHostArray(dtype, dims, new (dtypeInfo(dtype).TypedArray)(slab.bytes, offset, count));
+      },
+      attach(slab, arena, forget) {
+        attached.push({ slab, arena, forget });
+      },
+    };
+    // Destroying the slab makes every arena over it forget, as @pol/webgpu does.
+    const destroy = (slab: DyingSlab) => {
+      slab.dead = true;
+      for (const a of attached) if (a.slab === slab) a.forget();
+    };
+    return { storage, attached, destroy };
+  }
+
+  test('attach is called once by new Arena, after its checks, with the slab, the arena and forget', () => {
+    const { storage, attached } = dyingStorage([]);
+    const slab = new DyingSlab();
+    expect(() => new Arena(slab, { storage, alignment: 8 })).toThrow(InvalidAlignmentError);
+    expect(attached).toEqual([]);
+    const arena = new Arena(slab, { storage, alignment: 16 });
+    expect(attached).toHaveLength(1);
+    expect(attached[0]?.slab).toBe(slab);
+    expect(attached[0]?.arena).toBe(arena);
+    expect(typeof attached[0]?.forget).toBe('function');
+    arena.alloc('float32', [4]);
+    expect(attached).toHaveLength(1);
+  });
+
+  test('cached carves never ask the storage; after forget, the next carve at each offset does', () => {
+    const log: string[] = [];
+    const { storage, attached } = dyingStorage(log);
+    const arena = new Arena(new DyingSlab(), { storage, alignment: 16 });
+    const a = arena.alloc('float32', [4]);
+    const b = arena.alloc('int32', [2]);
+    arena.reset();
+    expect(arena.alloc('float32', [4])).toBe(a);
+    expect(arena.alloc('int32', [2])).toBe(b);
+    expect(log).toEqual(['carve 0', 'carve 16']);
+    arena.reset();
+    attached[0]?.forget();
+    attached[0]?.forget(); // again: nothing more
+    const a2 = arena.alloc('float32', [4]);
+    expect(a2).not.toBe(a);
+    expect(log).toEqual(['carve 0', 'carve 16', 'carve 0']);
+    expect(arena.describe().arraysCreated).toBe(3);
+    arena.reset();
+    expect(arena.alloc('float32', [4])).toBe(a2); // cached again from then on
+  });
+
+  test('after the slab dies, alloc at a cached offset is refused with the storage’s typed error, changing nothing', () => {
+    const { storage, destroy } = dyingStorage([]);
+    const slab = new DyingSlab();
+    const arena = new Arena(slab, { storage, alignment: 16 });
+    const other = new Arena(slab, { storage, alignment: 16 }); // a second arena over the same slab
+    arena.alloc('float32', [4]);
+    other.alloc('float32', [4]);
+    arena.reset();
+    other.reset();
+    destroy(slab);
+    expectRefused(arena, 'POL_INVALID_SLAB', () => arena.alloc('float32', [4]));
+    expect(() => other.alloc('float32', [4])).toThrow(DeadSlabError);
+    expect(() => alloc(arena, { a: Undef('float32', 4) })).toThrow(DeadSlabError);
+    expect(arena.offset).toBe(0);
+    // Inside a frame too, and the frame still closes.
+    scratchspace(arena, (frame) => {
+      expect(() => alloc(frame, 'float32', 4)).toThrow(DeadSlabError);
+    });
+    expect(arena.describe().openFrames).toBe(0);
+  });
+
+  test('the slab dying in the middle of a spec: refused with the typed error, and the arena is as it was', () => {
+    const { storage, destroy } = dyingStorage([]);
+    const slab = new DyingSlab();
+    const arena = new Arena(slab, { storage, alignment: 16 });
+    alloc(arena, { a: Undef('float32', 4) });
+    arena.reset();
+    const before = arena.describe();
+    // `a` hits the cache; `b` is new, so the storage carves it, and the slab dies right then: its
+    // arenas forget (inside the spec's savepoint), and the carve is refused.
+    slab.dying = () => destroy(slab);
+    expect(() => alloc(arena, { a: Undef('float32', 4), b: Undef('int32', 8) })).toThrow(DeadSlabError);
+    expect(arena.describe()).toEqual(before);
+    expectRefused(arena, 'POL_INVALID_SLAB', () => arena.alloc('float32', [4]));
+  });
+
+  test('a checked arena is attached too; it caches nothing, so every carve asks the storage anyway', () => {
+    const log: string[] = [];
+    const { storage, attached, destroy } = dyingStorage(log);
+    const slab = new DyingSlab();
+    const arena = new Arena(slab, { storage, alignment: 16, checked: true });
+    expect(attached).toHaveLength(1);
+    arena.alloc('float32', [4]);
+    arena.reset();
+    arena.alloc('float32', [4]);
+    expect(log).toEqual(['carve 0', 'carve 0']);
+    arena.reset();
+    destroy(slab);
+    expectRefused(arena, 'POL_INVALID_SLAB', () => arena.alloc('float32', [4]));
+  });
+
+  test('a storage whose attach (or another optional member) is not a function is refused, registering nothing', () => {
+    const { storage } = dyingStorage([]);
+    for (const member of ['attach', 'reserve', 'checkSlab', 'carveChecked', 'poison', 'byteOffset', 'checkAlignment']) {
+      const bad = { ...storage, [member]: 42 };
+      expect(() => defineStorage(bad as never)).toThrow(new RegExp(`its ${member} must be a function, got 42\\.`));
+      expect(() => new Arena(new DyingSlab(), { storage: bad as never, alignment: 16 })).toThrow(InvalidArgumentError);
+    }
+    expect(() => new Arena(new DyingSlab() as never)).toThrow(InvalidSlabError);
   });
 });
 

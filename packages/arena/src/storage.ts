@@ -1,5 +1,6 @@
 import { type ArrayOf, type DType, InvalidArgumentError, type Kind } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
+import type { Arena } from './arena.js';
 
 /**
  * What checked mode hands a storage's {@link SlabStorage.carveChecked}: the life of one carve. An
@@ -95,6 +96,16 @@ export interface SlabStorage<S, K extends Kind> {
    * floating-point array with its `dtype` (write NaN).
    */
   poison?(slab: S, offset: number, byteLength: number, dtype?: DType): void;
+  /**
+   * Optional: called once by `new Arena(slab)`, after every check passed, with the new arena and its
+   * `forget`. Calling `forget()` makes that arena drop every array it has cached, so that its next
+   * carve at each offset calls this storage's `carve` again. A storage whose slab can die (a
+   * GPUBuffer destroyed, its device lost) calls it then, and its `carve` refuses the dead slab with
+   * its typed error, instead of the arena handing out a cached array over dead memory. Hold the
+   * arenas weakly (a `WeakRef`), so that the slab does not keep every arena ever made over it alive.
+   * `forget` costs the arena nothing until it is called; calling it again does nothing more.
+   */
+  attach?(slab: S, arena: Arena<K>, forget: () => void): void;
 }
 
 /**
@@ -179,7 +190,12 @@ export type Slab = SlabTypes[keyof SlabTypes];
  */
 export type SlabKind<S> = Extract<{ [K in keyof SlabTypes]: S extends SlabTypes[K] ? K : never }[keyof SlabTypes], Kind>;
 
-/** Throw an `InvalidArgumentError` unless `storage` has every required member of a SlabStorage. */
+const optionalMembers = ['byteOffset', 'checkSlab', 'checkAlignment', 'reserve', 'carveChecked', 'poison', 'attach'] as const;
+
+/**
+ * Throw an `InvalidArgumentError` unless `storage` has every required member of a SlabStorage, and
+ * every optional member it has is a method.
+ */
 export function checkStorage(storage: unknown): void {
   const s = storage as Partial<Record<keyof SlabStorage<unknown, Kind>, unknown>> | null;
   const ok =
@@ -196,5 +212,15 @@ export function checkStorage(storage: unknown): void {
       `A storage needs a SlabStorage (name, kind, residency, matches, byteLength, carve), got ${describeValue(storage)}. ` +
         'See the SlabStorage interface of @pol/arena.',
     );
+  }
+  const optional = s as Record<string, unknown>;
+  for (const member of optionalMembers) {
+    const value = optional[member];
+    if (value !== undefined && typeof value !== 'function') {
+      throw new InvalidArgumentError(
+        `The storage '${String(optional.name)}' is not a SlabStorage: its ${member} must be a function, got ${describeValue(value)}. ` +
+          'Give it the method, or leave the member out.',
+      );
+    }
   }
 }

@@ -31,6 +31,8 @@ export interface Config {
   readonly capacity: number;
   readonly alignment: number;
   readonly checked: boolean;
+  /** Whether the arena's storage has `attach`, so that the program's `forget` ops reach the arena. */
+  readonly forgetful: boolean;
   readonly palette: readonly Shape[];
 }
 
@@ -42,6 +44,7 @@ export type Op =
   | { readonly kind: 'retract'; readonly mark: number }
   | { readonly kind: 'foreign' }
   | { readonly kind: 'reset' }
+  | { readonly kind: 'forget' }
   | { readonly kind: 'open'; readonly on: number; readonly ambient: number }
   | { readonly kind: 'close'; readonly frame: number }
   | { readonly kind: 'save'; readonly via: number }
@@ -120,7 +123,22 @@ const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1
 
 export function runProgram(config: Config, ops: readonly Op[]): void {
   const { slab, base, capacity } = makeSlab(config.slab, config.capacity, config.base);
-  const arena = new Arena(slab, { alignment: config.alignment, checked: config.checked });
+  // A forgetful arena's storage is the slab's own with `attach`, which keeps the arena's `forget`.
+  let forget: (() => void) | undefined;
+  const storage = config.forgetful
+    ? {
+        ...new Arena(slab).storage,
+        attach(_slab: unknown, _arena: unknown, f: () => void) {
+          check(forget === undefined, 'attach is called once per arena');
+          forget = f;
+        },
+      }
+    : undefined;
+  const arena =
+    storage === undefined
+      ? new Arena(slab, { alignment: config.alignment, checked: config.checked })
+      : new Arena(slab, { alignment: config.alignment, checked: config.checked, storage });
+  if (config.forgetful) check(forget !== undefined, 'a storage with attach is attached to the arena');
   const other = new Arena(new ArrayBuffer(64));
   const unchecked = !config.checked;
 
@@ -375,6 +393,16 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         count('retract');
         break;
       }
+      case 'forget':
+        if (forget === undefined) break;
+        // The slab "died": the arena drops every cached array, so each next carve is a new object,
+        // and a savepoint taken before now no longer restores the cache (it is empty).
+        forget();
+        cache.clear();
+        cachedAt.clear();
+        disarmedAt = t;
+        count('forget');
+        break;
       case 'foreign':
         expectThrows('POL_FOREIGN_MARK', () => retract(arena, mark(other)));
         break;
