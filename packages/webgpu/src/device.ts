@@ -12,7 +12,7 @@ import { describeValue } from '@pol/core/backend';
 import { DeviceLostError } from './errors.js';
 import type { PlanningHook, RecordingHook } from './hooks.js';
 
-/** Something that must learn when its device is lost (a graph). */
+/** Something that must learn when its device is lost (a graph; the arenas over a slab). */
 export interface LossListener {
   deviceLost(reason: string): void;
 }
@@ -36,7 +36,7 @@ export interface DeviceState {
   recorder: RecordingHook | undefined;
   /** The placement hook: the planner watching a warm-up step, while it runs (`planPlacement`). */
   planner: PlanningHook | undefined;
-  /** Graphs of this device that are still valid. */
+  /** What must hear of the device's loss: its graphs that are still valid, and the arenas over its slabs. */
   readonly listeners: Set<LossListener>;
   readonly raw: RawMethods;
 }

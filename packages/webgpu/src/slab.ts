@@ -5,6 +5,7 @@
  * @module
  */
 
+import { forgetArenas } from './arena-caches.js';
 import { BufferOwner } from './buffers.js';
 import { type DeviceState, deviceName, whenIdle } from './device.js';
 import { Usage } from './flags.js';
@@ -78,6 +79,14 @@ export class SlabImpl extends BufferOwner implements DeviceSlab {
 
   get destroyed(): boolean {
     return this.released !== undefined;
+  }
+
+  // However the buffer goes (slab.destroy(), buffer.destroy()), the arenas over it forget the
+  // arrays they cached, so that their next alloc is refused as a first carve is.
+  override release(why: string): void {
+    if (this.released !== undefined) return;
+    super.release(why);
+    forgetArenas(this);
   }
 
   destroy(): void {

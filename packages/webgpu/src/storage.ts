@@ -1,6 +1,7 @@
 /**
  * The arena storage of device slabs: what `@pol/arena` calls to check a slab and an alignment, to
- * carve a `GpuArray` from a slab (checked or not), and to poison released bytes in checked mode.
+ * carve a `GpuArray` from a slab (checked or not), to attach each arena (so that it forgets its
+ * cached arrays when the slab dies), and to poison released bytes in checked mode.
  * Registered by the first `deviceSlab` call, so that the package has no import side effects.
  *
  * @module
@@ -9,6 +10,7 @@
 import { type ArrayLife, defineStorage, POISON_BYTE, type SlabStorage } from '@pol/arena';
 import { byteLength, type DType, InvalidArgumentError } from '@pol/core';
 import { describeValue, shapeText } from '@pol/core/backend';
+import { attachArena } from './arena-caches.js';
 import { type GpuArray, makeCheckedGpuArray, makeGpuArray } from './array.js';
 import { assertAlive } from './device.js';
 import { Usage } from './flags.js';
@@ -70,6 +72,11 @@ const gpuStorage: SlabStorage<DeviceSlab, 'gpu'> = {
     // A checked arena over this device: the owner checks every dispatch's bindings from now on.
     s.state.checked = true;
     return makeCheckedGpuArray(s.device, s.buffer, offset, dtype, dims, bytes, life);
+  },
+  // Every arena over a slab, to make it forget its cached arrays when the slab dies (destroyed, its
+  // buffer destroyed, its device lost): its next carve then comes here and is refused.
+  attach(slab, arena, forget) {
+    attachArena(slab, (slab as SlabImpl).state, arena, forget);
   },
   poison(slab, offset, length, dtype) {
     const s = slab as SlabImpl;
