@@ -3,7 +3,7 @@ import { alloc, InvalidArgumentError, scratchspace, Undef } from '@pol/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type DeviceState, knownState, markLost } from './device.js';
 import { DeviceLostError, deviceArena, deviceSlab, download, upload } from './index.js';
-import { countCalls, requestDevice } from './test-support/gpu.js';
+import { countCalls, requestDevice, thrownBy } from './test-support/gpu.js';
 
 let device: GPUDevice;
 beforeAll(async () => {
@@ -14,12 +14,7 @@ afterAll(() => device.destroy());
 /** What `f` throws (it must throw), and that the arena is as it was. */
 function refusal(arena: Arena<'gpu'>, f: () => unknown): Error {
   const before = arena.describe();
-  let thrown: unknown;
-  try {
-    f();
-  } catch (error) {
-    thrown = error;
-  }
+  const thrown = thrownBy(f);
   expect(thrown).toBeInstanceOf(Error);
   expect(arena.describe()).toEqual(before);
   return thrown as Error;

@@ -111,3 +111,13 @@ export async function validationOf<R>(device: GPUDevice, f: () => R): Promise<{ 
   const result = f();
   return { result, error: (await device.popErrorScope())?.message ?? null };
 }
+
+/** What `f` throws, or `undefined` when it returns. */
+export function thrownBy(f: () => unknown): unknown {
+  try {
+    f();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
