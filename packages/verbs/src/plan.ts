@@ -12,8 +12,8 @@ import { checkSupplied, materializeInto } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 import { BufferMismatchError, DescriberContractError, DescriptionConflictError } from './errors.js';
 import type { Tracker, ValueKey } from './key.js';
-import { clearNames, type Reused, sameOrFresh } from './reuse.js';
-import { allocatesAnything, arraysIn, difference, namesOf } from './specs.js';
+import { clearNames, keyOf, type Reused, sameOrFresh } from './reuse.js';
+import { allocatesAnything, arraysIn, difference, leafNamesOf, namesOf } from './specs.js';
 
 type Registry = ((...args: unknown[]) => unknown) & { has(kernel: Kernel): boolean };
 const registries = {
@@ -80,11 +80,14 @@ export class Plan {
   readonly #result: Record<string, unknown> = {};
   readonly #hasOutputs: boolean;
   readonly #scratch: Record<string, unknown> = {};
-  readonly #lastResult: Reused = { last: undefined };
-  readonly #lastReturned: Reused = { last: undefined };
-  // The kernel options object made last, and the caller's keys it was made with (see kernelOptions).
-  #lastOptions: WeakRef<Record<string, unknown>> | undefined;
-  #lastKeys: string[] = [];
+  // The names described as Undefs (what the space hands out), in order: the keys of reuse.
+  readonly #resultLeaves: readonly string[];
+  readonly #scratchLeaves: readonly string[];
+  readonly #checkpointLeaves: readonly string[];
+  readonly #lastResult: Reused = new WeakMap();
+  readonly #lastReturned: Reused = new WeakMap();
+  // The kernel options objects made last, each with the caller's keys it was made with (see kernelOptions).
+  readonly #lastOptions = new WeakMap<object, { readonly object: Record<string, unknown>; readonly keys: readonly string[] }>();
 
   constructor(args: CallArgs, tracker: Tracker, specs: Specs) {
     this.inputs = args.inputs;
@@ -98,6 +101,9 @@ export class Plan {
     this.scratchNames = namesOf(specs.scratch);
     this.resultNames = [...namesOf(specs.outputs), ...this.checkpointNames];
     this.#hasOutputs = this.resultNames.length > this.checkpointNames.length;
+    this.#resultLeaves = [...leafNamesOf(specs.outputs), ...leafNamesOf(specs.checkpoints)];
+    this.#scratchLeaves = leafNamesOf(specs.scratch);
+    this.#checkpointLeaves = leafNamesOf(specs.checkpoints);
     this.optionNames = [...this.checkpointNames, ...this.scratchNames];
     this.needsOptions = this.optionNames.length > 0;
     this.allocates = allocatesAnything(specs.outputs) || allocatesAnything(specs.checkpoints);
@@ -182,7 +188,7 @@ export class Plan {
       // Only the lifetimes that describe something: an empty spec is a call for nothing.
       if (this.#hasOutputs) materializeInto(space, this.specs.outputs, staging, options);
       if (this.checkpointNames.length > 0) materializeInto(space, this.specs.checkpoints, staging, options);
-      return sameOrFresh(this.#lastResult, this.resultNames, staging, reuse);
+      return sameOrFresh(this.#lastResult, keyOf(this.#resultLeaves, staging, options, reuse), this.resultNames, staging);
     } finally {
       clearNames(staging, this.resultNames);
     }
@@ -190,7 +196,7 @@ export class Plan {
 
   /** `{ ...result, [name]: value }`: the result of a kernel that keeps its return value. */
   withReturned(result: Record<string, unknown>, name: string, value: unknown, reuse: boolean): Record<string, unknown> {
-    return sameOrFresh(this.#lastReturned, this.resultNames, result, reuse, name, value);
+    return sameOrFresh(this.#lastReturned, reuse ? result : undefined, this.resultNames, result, name, value);
   }
 
   /**
@@ -207,9 +213,11 @@ export class Plan {
     const staging = this.#scratch;
     try {
       if (this.scratchNames.length > 0) materializeInto(frame, this.specs.scratch, staging, options);
-      if (reuse) {
-        const last = this.#lastOptions?.deref();
-        if (last !== undefined && this.#holds(last, options, result, staging)) return last;
+      // The key: the first scratch buffer the frame handed out, else the first checkpoint the space did.
+      const key = keyOf(this.#scratchLeaves, staging, options, reuse) ?? keyOf(this.#checkpointLeaves, result, options, reuse);
+      if (key !== undefined) {
+        const last = this.#lastOptions.get(key);
+        if (last !== undefined && this.#holds(last.object, last.keys, options, result, staging)) return last.object;
       }
       const out: Record<string, unknown> = {};
       const keys: string[] = [];
@@ -221,10 +229,7 @@ export class Plan {
       }
       for (const name of this.checkpointNames) out[name] = result[name];
       for (const name of this.scratchNames) out[name] = staging[name];
-      if (reuse) {
-        this.#lastOptions = new WeakRef(out);
-        this.#lastKeys = keys;
-      }
+      if (key !== undefined) this.#lastOptions.set(key, { object: out, keys });
       return out;
     } finally {
       clearNames(staging, this.scratchNames);
@@ -233,11 +238,11 @@ export class Plan {
 
   #holds(
     last: Record<string, unknown>,
+    keys: readonly string[],
     options: Record<string, unknown> | undefined,
     result: Record<string, unknown>,
     scratchValues: Record<string, unknown>,
   ): boolean {
-    const keys = this.#lastKeys;
     let j = 0;
     if (options !== undefined) {
       for (const key in options) {

@@ -4,27 +4,31 @@
 // call), the next call hands the very same object out again exactly when it would hold the very
 // same values; otherwise it makes a fresh one. So a steady loop on an arena makes no garbage, and
 // an object kept from an earlier call never changes under its holder.
+//
+// The object made last is found through its key: the first array in it that the space handed out
+// this call. It is kept in a WeakMap under that array, so it lives exactly as long as the array
+// does: a verb never keeps a result (or the arena behind it) alive. (A WeakRef would do the same,
+// but its deref costs a runtime call on every call.) A call whose object holds no array from the
+// space (every buffer the caller's) has no key, and gets a fresh object.
 
-/** Where the object made last is kept: weakly, so that a verb never keeps its results (and their arena) alive. */
-export interface Reused {
-  last: WeakRef<Record<string, unknown>> | undefined;
-}
+/** The objects made last for one place in a plan, by key. */
+export type Reused = WeakMap<object, Record<string, unknown>>;
 
 /**
  * `{ [names[j]]: from[names[j]] }` (and `extra: extraValue` after them when `extra` is given):
- * the object made last for `cache` when `reuse` and it holds exactly these values, else a fresh
- * one, kept for next time when `reuse`.
+ * the object made last under `key` when it holds exactly these values, else a fresh one, kept
+ * under `key` for next time. With no key (`undefined`), always a fresh one.
  */
 export function sameOrFresh(
   cache: Reused,
+  key: object | undefined,
   names: readonly string[],
   from: Readonly<Record<string, unknown>>,
-  reuse: boolean,
   extra?: string,
   extraValue?: unknown,
 ): Record<string, unknown> {
-  if (reuse) {
-    const last = cache.last?.deref();
+  if (key !== undefined) {
+    const last = cache.get(key);
     if (last !== undefined && holds(last, names, from) && (extra === undefined || last[extra] === extraValue)) return last;
   }
   const out: Record<string, unknown> = {};
@@ -33,7 +37,7 @@ export function sameOrFresh(
     out[name] = from[name];
   }
   if (extra !== undefined) out[extra] = extraValue;
-  if (reuse) cache.last = new WeakRef(out);
+  if (key !== undefined) cache.set(key, out);
   return out;
 }
 
@@ -47,6 +51,24 @@ function holds(
     if (last[name] !== from[name]) return false;
   }
   return true;
+}
+
+/**
+ * The key of an object about to be made from `staging`: the value of the first of `leaves` (names
+ * the spec describes as an Undef) that the caller did not supply, when `reuse`; else `undefined`.
+ */
+export function keyOf(
+  leaves: readonly string[],
+  staging: Readonly<Record<string, unknown>>,
+  supplied: Readonly<Record<string, unknown>> | undefined,
+  reuse: boolean,
+): object | undefined {
+  if (!reuse) return undefined;
+  for (let j = 0; j < leaves.length; j++) {
+    const name = leaves[j] as string;
+    if (supplied?.[name] === undefined) return staging[name] as object;
+  }
+  return undefined;
 }
 
 /** Set every name of a staging object back to `undefined`, so that it keeps nothing alive between calls. */

@@ -32,4 +32,4 @@ export {
 export { normal, seededRandom } from './random.js';
 export { rmsNorm, rmsNormBackward, rmsNormBackwardInto, rmsNormInto } from './rmsnorm.js';
 export { softmax, softmaxInto } from './softmax.js';
-export { type F32, type I32, rowsOf } from './types.js';
+export { type F32, type I32, rowCount, rowLength, rowsOf } from './types.js';

@@ -2,7 +2,7 @@ import { alloc, describe, type Space, scratchspace, Undef } from '@pol/core';
 import { Allocating } from '../allocating.js';
 import { Shadows, shadowSpec, walkShadows, zeroShadows } from '../shadows.js';
 import { normal, seededRandom } from './random.js';
-import { type F32, type I32, rowsOf } from './types.js';
+import { type F32, type I32, rowCount, rowLength } from './types.js';
 
 /**
  * One dense layer's parameters: `w` is `[inputs, outputs]`, `b` is `[outputs]`.
@@ -57,7 +57,8 @@ export interface Mlp {
  */
 export const linearInto = describe(
   function linearInto(out: { y: F32 }, layer: Layer, x: F32): void {
-    const { rows: batch, cols: inputs } = rowsOf(x);
+    const batch = rowCount(x);
+    const inputs = rowLength(x);
     const outputs = layer.b.data.length;
     const xs = x.data;
     const ws = layer.w.data;
@@ -73,7 +74,7 @@ export const linearInto = describe(
     }
   },
   {
-    outputs: (layer: Layer, x: F32) => ({ y: Undef('float32', [rowsOf(x).rows, layer.b.data.length]) }),
+    outputs: (layer: Layer, x: F32) => ({ y: Undef('float32', [rowCount(x), layer.b.data.length]) }),
   },
 );
 
@@ -106,7 +107,8 @@ export const linearInto = describe(
  */
 export const linearBackwardInto = describe(
   function linearBackwardInto(grads: { dx: F32; dlayer: Layer }, layer: Layer, x: F32, dy: F32): void {
-    const { rows: batch, cols: inputs } = rowsOf(x);
+    const batch = rowCount(x);
+    const inputs = rowLength(x);
     const outputs = layer.b.data.length;
     const xs = x.data;
     const ws = layer.w.data;
@@ -215,7 +217,8 @@ export const reluBackwardInto = describe(
  */
 export const softmaxCrossEntropyInto = describe(
   function softmaxCrossEntropyInto(out: { loss: F32 }, logits: F32, labels: I32, options: { probs: F32 }): void {
-    const { rows: batch, cols: classes } = rowsOf(logits);
+    const batch = rowCount(logits);
+    const classes = rowLength(logits);
     const zs = logits.data;
     const ps = options.probs.data;
     let total = 0;
@@ -259,7 +262,8 @@ export const softmaxCrossEntropyInto = describe(
  */
 export const softmaxCrossEntropyBackwardInto = describe(
   function softmaxCrossEntropyBackwardInto(grads: { dlogits: F32 }, probs: F32, labels: I32): void {
-    const { rows: batch, cols: classes } = rowsOf(probs);
+    const batch = rowCount(probs);
+    const classes = rowLength(probs);
     const ps = probs.data;
     const ds = grads.dlogits.data;
     for (let r = 0; r < batch; r++) {

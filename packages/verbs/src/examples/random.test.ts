@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { normal, seededRandom } from './random.js';
-import { rowsOf } from './types.js';
+import { rowCount, rowLength, rowsOf } from './types.js';
 
 test('property: the same seed gives the same sequence, in [0, 1)', () => {
   fc.assert(
@@ -37,4 +37,7 @@ test('rowsOf: the last dim is the row, the others multiply into rows', () => {
   expect(rowsOf({ dims: [5] })).toEqual({ rows: 1, cols: 5 });
   expect(rowsOf({ dims: [] })).toEqual({ rows: 1, cols: 1 });
   expect(rowsOf({ dims: [3, 0] })).toEqual({ rows: 3, cols: 0 });
+  for (const dims of [[2, 3, 4], [5], [], [3, 0]]) {
+    expect([rowCount({ dims }), rowLength({ dims })]).toEqual([rowsOf({ dims }).rows, rowsOf({ dims }).cols]);
+  }
 });

@@ -1,7 +1,7 @@
 import { describe, Undef } from '@pol/core';
 import { Allocating } from '../allocating.js';
 import { shadowSpec } from '../shadows.js';
-import { type F32, rowsOf } from './types.js';
+import { type F32, rowCount, rowLength } from './types.js';
 
 /**
  * RMS norm over the last dim, into `out.y`: `y[r, j] = x[r, j] · rstd[r] · w[j]` with
@@ -22,7 +22,8 @@ import { type F32, rowsOf } from './types.js';
  */
 export const rmsNormInto = describe(
   function rmsNormInto(out: { y: F32 }, x: F32, w: F32, options: { eps?: number; rstd: F32 }): void {
-    const { rows, cols } = rowsOf(x);
+    const rows = rowCount(x);
+    const cols = rowLength(x);
     const eps = options.eps ?? 1e-5;
     const xs = x.data;
     const ws = w.data;
@@ -42,7 +43,7 @@ export const rmsNormInto = describe(
   },
   {
     outputs: (x: F32) => ({ y: Undef(x) }),
-    checkpoints: (x: F32) => ({ rstd: Undef('float32', [rowsOf(x).rows]) }),
+    checkpoints: (x: F32) => ({ rstd: Undef('float32', [rowCount(x)]) }),
   },
 );
 
@@ -64,7 +65,8 @@ export const rmsNormInto = describe(
  */
 export const rmsNormBackwardInto = describe(
   function rmsNormBackwardInto(grads: { dx: F32; dw: F32 }, dy: F32, x: F32, w: F32, rstd: F32): void {
-    const { rows, cols } = rowsOf(x);
+    const rows = rowCount(x);
+    const cols = rowLength(x);
     const xs = x.data;
     const ws = w.data;
     const dys = dy.data;

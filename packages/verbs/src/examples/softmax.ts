@@ -1,6 +1,6 @@
 import { describe, Undef } from '@pol/core';
 import { Allocating } from '../allocating.js';
-import { type F32, rowsOf } from './types.js';
+import { type F32, rowCount, rowLength } from './types.js';
 
 /**
  * Softmax along the last dim, into `out.y`, with `options.tmp` as scratch (the exponentials). It
@@ -19,7 +19,8 @@ import { type F32, rowsOf } from './types.js';
  */
 export const softmaxInto = describe(
   function softmaxInto(out: { y: F32 }, x: F32, options: { tmp: F32 }): void {
-    const { rows, cols } = rowsOf(x);
+    const rows = rowCount(x);
+    const cols = rowLength(x);
     const xs = x.data;
     const ys = out.y.data;
     const tmp = options.tmp.data;

@@ -25,6 +25,35 @@ export type F32 = HostArray<'float32'>;
 export type I32 = HostArray<'int32'>;
 
 /**
+ * The length of the last dim of `x`: its row length (1 for a scalar).
+ *
+ * @example
+ * ```ts
+ * import { rowLength } from '@pol/verbs/examples';
+ * rowLength({ dims: [2, 3, 4] }); // 4
+ * ```
+ */
+export function rowLength(x: { readonly dims: readonly number[] }): number {
+  return x.dims.length === 0 ? 1 : (x.dims[x.dims.length - 1] ?? 1);
+}
+
+/**
+ * How many rows of {@link rowLength} `x` holds: the product of its other dims. Kernels read their
+ * shape with this and `rowLength` (two numbers, no object per call).
+ *
+ * @example
+ * ```ts
+ * import { rowCount } from '@pol/verbs/examples';
+ * rowCount({ dims: [2, 3, 4] }); // 6
+ * ```
+ */
+export function rowCount(x: { readonly dims: readonly number[] }): number {
+  let rows = 1;
+  for (let i = 0; i < x.dims.length - 1; i++) rows *= x.dims[i] ?? 1;
+  return rows;
+}
+
+/**
  * The length of the last dim of `x` (its row length), and how many rows the other dims make.
  *
  * @example
@@ -34,8 +63,5 @@ export type I32 = HostArray<'int32'>;
  * ```
  */
 export function rowsOf(x: { readonly dims: readonly number[] }): { readonly rows: number; readonly cols: number } {
-  const cols = x.dims.length === 0 ? 1 : (x.dims[x.dims.length - 1] ?? 1);
-  let rows = 1;
-  for (let i = 0; i < x.dims.length - 1; i++) rows *= x.dims[i] ?? 1;
-  return { rows, cols };
+  return { rows: rowCount(x), cols: rowLength(x) };
 }
