@@ -324,6 +324,24 @@ group('the objects a verb hands out', () => {
     expect(seen[1]).toBe(seen[0]);
   });
 
+  test('two arenas in turn: each gets its own result object back, steady, and never the other’s', () => {
+    const { verb } = counted();
+    const a = new Arena(new ArrayBuffer(4096));
+    const b = new Arena(new ArrayBuffer(4096));
+    const [ma, mb] = [mark(a), mark(b)];
+    const x = f32([1, 2]);
+    const fromA = verb(a, x);
+    const fromB = verb(b, x);
+    for (let i = 0; i < 3; i++) {
+      retract(a, ma);
+      retract(b, mb);
+      expect(verb(a, x)).toBe(fromA);
+      expect(verb(b, x)).toBe(fromB);
+    }
+    expect(fromA).not.toBe(fromB);
+    expect(fromA.y).not.toBe(fromB.y);
+  });
+
   test('a result kept from an earlier call never changes: without a retract the next call makes a fresh one', () => {
     const { verb } = counted();
     const arena = new Arena(new ArrayBuffer(4096));

@@ -8,12 +8,13 @@
 // verifies it by describing again on every call and comparing (`verify`).
 
 import { checkpoints, type Kernel, outputs, type Space, type Spec, scratch } from '@pol/core';
-import { checkSupplied, materializeInto } from '@pol/core/backend';
+import { checkSupplied } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 import { BufferMismatchError, DescriberContractError, DescriptionConflictError } from './errors.js';
 import type { Tracker, ValueKey } from './key.js';
-import { clearNames, keyOf, type Reused, sameOrFresh } from './reuse.js';
-import { allocatesAnything, arraysIn, difference, leafNamesOf, namesOf } from './specs.js';
+import { type Reused, sameOrFresh } from './reuse.js';
+import { SpecPlan } from './spec-plan.js';
+import { allocatesAnything, arraysIn, difference, namesOf } from './specs.js';
 
 type Registry = ((...args: unknown[]) => unknown) & { has(kernel: Kernel): boolean };
 const registries = {
@@ -75,18 +76,14 @@ export class Plan {
   /** Whether the result has anything to allocate from the space (then the call takes a savepoint). */
   readonly allocates: boolean;
 
-  // Staging objects, private to the plan and never handed out: the materializer writes a call's
-  // buffers into them, and `sameOrFresh` makes (or reuses) the object the caller or kernel gets.
-  readonly #result: Record<string, unknown> = {};
-  readonly #hasOutputs: boolean;
-  readonly #scratch: Record<string, unknown> = {};
-  // The names described as Undefs (what the space hands out), in order: the keys of reuse.
-  readonly #resultLeaves: readonly string[];
-  readonly #scratchLeaves: readonly string[];
-  readonly #checkpointLeaves: readonly string[];
+  // What every call materializes: the result (outputs, then checkpoints) from the space, and the
+  // scratch from the verb's frame.
+  readonly #result: SpecPlan;
+  readonly #scratch: SpecPlan;
+  // The objects made last, by the space (or frame) they were made from (see reuse.ts); the kernel
+  // options ones with the caller's keys they were made with.
   readonly #lastResult: Reused = new WeakMap();
   readonly #lastReturned: Reused = new WeakMap();
-  // The kernel options objects made last, each with the caller's keys it was made with (see kernelOptions).
   readonly #lastOptions = new WeakMap<object, { readonly object: Record<string, unknown>; readonly keys: readonly string[] }>();
 
   constructor(args: CallArgs, tracker: Tracker, specs: Specs) {
@@ -99,11 +96,9 @@ export class Plan {
     this.specs = specs;
     this.checkpointNames = namesOf(specs.checkpoints);
     this.scratchNames = namesOf(specs.scratch);
-    this.resultNames = [...namesOf(specs.outputs), ...this.checkpointNames];
-    this.#hasOutputs = this.resultNames.length > this.checkpointNames.length;
-    this.#resultLeaves = [...leafNamesOf(specs.outputs), ...leafNamesOf(specs.checkpoints)];
-    this.#scratchLeaves = leafNamesOf(specs.scratch);
-    this.#checkpointLeaves = leafNamesOf(specs.checkpoints);
+    this.#result = new SpecPlan([specs.outputs, specs.checkpoints]);
+    this.#scratch = new SpecPlan([specs.scratch]);
+    this.resultNames = this.#result.names;
     this.optionNames = [...this.checkpointNames, ...this.scratchNames];
     this.needsOptions = this.optionNames.length > 0;
     this.allocates = allocatesAnything(specs.outputs) || allocatesAnything(specs.checkpoints);
@@ -181,28 +176,35 @@ export class Plan {
     }
   }
 
-  /** The result: outputs and checkpoints from `space` (or the caller's buffers by name), in one object. */
+  /**
+   * The result: outputs and checkpoints from `space` (or the caller's buffers by name), in one
+   * object: the one made last from this space when `reuse` and it holds the very same values.
+   */
   materializeResult(space: Space, options: Record<string, unknown> | undefined, reuse: boolean): Record<string, unknown> {
-    const staging = this.#result;
+    const result = this.#result;
     try {
-      // Only the lifetimes that describe something: an empty spec is a call for nothing.
-      if (this.#hasOutputs) materializeInto(space, this.specs.outputs, staging, options);
-      if (this.checkpointNames.length > 0) materializeInto(space, this.specs.checkpoints, staging, options);
-      return sameOrFresh(this.#lastResult, keyOf(this.#resultLeaves, staging, options, reuse), this.resultNames, staging);
+      result.fill(space, options);
+      return sameOrFresh(this.#lastResult, reuse ? space : undefined, result.names, result.values);
     } finally {
-      clearNames(staging, this.resultNames);
+      result.clear();
     }
   }
 
   /** `{ ...result, [name]: value }`: the result of a kernel that keeps its return value. */
   withReturned(result: Record<string, unknown>, name: string, value: unknown, reuse: boolean): Record<string, unknown> {
-    return sameOrFresh(this.#lastReturned, reuse ? result : undefined, this.resultNames, result, name, value);
+    const values = this.#result.values;
+    try {
+      for (let j = 0; j < this.resultNames.length; j++) values[j] = result[this.resultNames[j] as string];
+      return sameOrFresh(this.#lastReturned, reuse ? result : undefined, this.resultNames, values, name, value);
+    } finally {
+      this.#result.clear();
+    }
   }
 
   /**
    * The kernel's options object: the caller's options (its string keys, in order), with every
    * checkpoint (from `result`) and scratch buffer (materialized from `frame`) set under its name.
-   * The object made last is handed out again when it would hold exactly the same values.
+   * The object made last in this frame is handed out again when it would hold the same values.
    */
   kernelOptions(
     frame: Space,
@@ -210,15 +212,11 @@ export class Plan {
     result: Record<string, unknown>,
     reuse: boolean,
   ): Record<string, unknown> {
-    const staging = this.#scratch;
+    const scratch = this.#scratch;
     try {
-      if (this.scratchNames.length > 0) materializeInto(frame, this.specs.scratch, staging, options);
-      // The key: the first scratch buffer the frame handed out, else the first checkpoint the space did.
-      const key = keyOf(this.#scratchLeaves, staging, options, reuse) ?? keyOf(this.#checkpointLeaves, result, options, reuse);
-      if (key !== undefined) {
-        const last = this.#lastOptions.get(key);
-        if (last !== undefined && this.#holds(last.object, last.keys, options, result, staging)) return last.object;
-      }
+      scratch.fill(frame, options);
+      const last = reuse ? this.#lastOptions.get(frame) : undefined;
+      if (last !== undefined && this.#holds(last.object, last.keys, options, result, scratch.values)) return last.object;
       const out: Record<string, unknown> = {};
       const keys: string[] = [];
       if (options !== undefined) {
@@ -228,11 +226,11 @@ export class Plan {
         }
       }
       for (const name of this.checkpointNames) out[name] = result[name];
-      for (const name of this.scratchNames) out[name] = staging[name];
-      if (key !== undefined) this.#lastOptions.set(key, { object: out, keys });
+      for (let j = 0; j < scratch.names.length; j++) out[scratch.names[j] as string] = scratch.values[j];
+      if (reuse) this.#lastOptions.set(frame, { object: out, keys });
       return out;
     } finally {
-      clearNames(staging, this.scratchNames);
+      scratch.clear();
     }
   }
 
@@ -241,7 +239,7 @@ export class Plan {
     keys: readonly string[],
     options: Record<string, unknown> | undefined,
     result: Record<string, unknown>,
-    scratchValues: Record<string, unknown>,
+    scratchValues: readonly unknown[],
   ): boolean {
     let j = 0;
     if (options !== undefined) {
@@ -255,7 +253,7 @@ export class Plan {
     const ckpt = this.checkpointNames;
     for (let i = 0; i < ckpt.length; i++) if (last[ckpt[i] as string] !== result[ckpt[i] as string]) return false;
     const names = this.scratchNames;
-    for (let i = 0; i < names.length; i++) if (last[names[i] as string] !== scratchValues[names[i] as string]) return false;
+    for (let i = 0; i < names.length; i++) if (last[names[i] as string] !== scratchValues[i]) return false;
     return true;
   }
 }

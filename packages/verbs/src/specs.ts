@@ -12,11 +12,6 @@ export function namesOf(spec: Spec): string[] {
   return names;
 }
 
-/** The top-level names a spec describes as an Undef (what a space hands out, not a group or a passed-through array), in order. */
-export function leafNamesOf(spec: Spec): string[] {
-  return namesOf(spec).filter((name) => isUndef(spec[name]));
-}
-
 /** Whether `value` (a spec, or a value in one) holds an Undef, something to allocate. */
 export function allocatesAnything(value: unknown): boolean {
   if (isUndef(value)) return true;

@@ -1,0 +1,77 @@
+// Internal: the specs of one part of a call plan (the result: outputs then checkpoints; or the
+// scratch), ready to be materialized on every call into a list of values, one per top-level name.
+//
+// Core's `materializeInto` is the one spec materializer, and every spec goes through it, with one
+// exception that is the point of a plan: a spec whose every top-level value is an Undef (the common
+// case: `{ y: Undef(x) }`) is materialized here by the plan it was compiled into, name by name:
+// the caller's buffer under the name when there is one (used as is, never zeroed), else
+// `space.alloc(dtype, dims)`, zeroed through core's `zeroArray` when the Undef is `zeroed`. Those
+// are core's rules for a leaf, applied without walking the spec again; a spec with groups, lists or
+// arrays passed through goes to `materializeInto`, into a staging object of the plan's own.
+
+import { isUndef, type Space, type Spec, type Undef, zeroArray } from '@pol/core';
+import { materializeInto } from '@pol/core/backend';
+import { clearNames } from './reuse.js';
+import { namesOf } from './specs.js';
+
+export class SpecPlan {
+  /** Every top-level name, in materialization order. */
+  readonly names: readonly string[];
+  /** This call's values, by the index of their name in `names`; `clear()` empties it. */
+  readonly values: unknown[] = [];
+  readonly #specs: readonly Spec[];
+  // All of the names' Undefs, when every top-level value is one; else undefined (core's path).
+  readonly #leaves: readonly Undef[] | undefined;
+  // The general path's object for materializeInto to write into; never handed out.
+  readonly #staging: Record<string, unknown> = {};
+
+  constructor(specs: readonly Spec[]) {
+    this.#specs = specs;
+    const names: string[] = [];
+    const leaves: Undef[] = [];
+    let flat = true;
+    for (const spec of specs) {
+      for (const name of namesOf(spec)) {
+        names.push(name);
+        const value = spec[name];
+        if (isUndef(value)) leaves.push(value);
+        else flat = false;
+      }
+    }
+    this.names = names;
+    this.#leaves = flat ? leaves : undefined;
+  }
+
+  /** Materialize every name into `values`: the caller's buffer under it (in `supplied`), else from `space`. */
+  fill(space: Space, supplied: Readonly<Record<string, unknown>> | undefined): void {
+    const { names, values } = this;
+    const leaves = this.#leaves;
+    if (leaves !== undefined) {
+      for (let j = 0; j < leaves.length; j++) {
+        const given = supplied?.[names[j] as string];
+        if (given !== undefined) {
+          values[j] = given;
+          continue;
+        }
+        const undef = leaves[j] as Undef;
+        const array = space.alloc(undef.dtype, undef.dims);
+        if (undef.zeroed) zeroArray(array);
+        values[j] = array;
+      }
+      return;
+    }
+    const staging = this.#staging;
+    try {
+      for (const spec of this.#specs) materializeInto(space, spec, staging, supplied as Record<string, unknown> | undefined);
+      for (let j = 0; j < names.length; j++) values[j] = staging[names[j] as string];
+    } finally {
+      clearNames(staging, names);
+    }
+  }
+
+  /** Drop this call's values, so that the plan keeps nothing alive between calls. */
+  clear(): void {
+    const values = this.values;
+    for (let j = 0; j < values.length; j++) values[j] = undefined;
+  }
+}
