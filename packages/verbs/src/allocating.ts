@@ -15,6 +15,7 @@ import { adapterOf } from './out-parameters.js';
 import { checkOutputs } from './outputs-check.js';
 import type { Plan } from './plan.js';
 import { diagnose } from './refusals.js';
+import type { Made } from './reuse.js';
 import type { AllocatingOptions, Verb } from './signature.js';
 import { VerbState } from './verb-state.js';
 
@@ -126,12 +127,12 @@ function call(verb: VerbState, args: CallArgs): unknown {
     const options = args.options;
     if (options !== undefined) plan.checkSupplied(verb.label, options);
     // 4. Outputs and checkpoints from the unframed space, under one savepoint, and the verb's frame.
-    const reuse = VerbState.reuses(space);
+    const made = VerbState.reuses(space) ? plan.madeFrom(space) : undefined;
     const token = plan.allocates ? savepoint(space) : noSavepoint;
     let result: Record<string, unknown>;
     let frame: Frame;
     try {
-      result = plan.materializeResult(space, options, reuse);
+      result = plan.materializeResult(space, options, made);
       frame = scratchspace(space);
     } catch (error) {
       rollback(space, token, error);
@@ -143,12 +144,12 @@ function call(verb: VerbState, args: CallArgs): unknown {
       const kernelOptions = !verb.passesOptions
         ? undefined
         : plan.needsOptions
-          ? plan.kernelOptions(frame, options, result, reuse)
+          ? plan.kernelOptions(frame, options, result, made)
           : options;
       returned = verb.call.call(frame, result, args, kernelOptions);
       if (isThenable(returned)) {
         pending = true;
-        return settle(verb, args, plan, returned, frame, space, token, result, { checked, reuse });
+        return settle(verb, args, plan, returned, frame, space, token, result, { checked, made });
       }
       checkOutputs(verb, plan, result, checked);
       // The work succeeded: a space that tracks its arrays for rollback (Similar over GPU memory) lets go.
@@ -160,7 +161,7 @@ function call(verb: VerbState, args: CallArgs): unknown {
     }
     // 6. Close the frame, and return the outputs and checkpoints.
     frame.close();
-    return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, returned, reuse);
+    return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, returned, made);
   } finally {
     if (!pending) args.release();
   }
@@ -178,7 +179,7 @@ function settle(
   space: Space,
   token: unknown,
   result: Record<string, unknown>,
-  mode: { readonly checked: boolean; readonly reuse: boolean },
+  mode: { readonly checked: boolean; readonly made: Made | undefined },
 ): Promise<unknown> {
   const fail = (error: unknown): never => {
     closeAfterFailure(frame, error);
@@ -195,7 +196,7 @@ function settle(
           fail(error);
         }
         frame.close();
-        return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, value, mode.reuse);
+        return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, value, mode.made);
       },
       (error: unknown) => fail(error),
     )

@@ -12,7 +12,7 @@ import { checkSupplied } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 import { BufferMismatchError, DescriberContractError, DescriptionConflictError } from './errors.js';
 import type { Tracker, ValueKey } from './key.js';
-import { type Reused, sameOrFresh } from './reuse.js';
+import { type Made, MadeBySpace, sameOrFresh } from './reuse.js';
 import { SpecPlan } from './spec-plan.js';
 import { allocatesAnything, arraysIn, difference, namesOf } from './specs.js';
 
@@ -80,11 +80,8 @@ export class Plan {
   // scratch from the verb's frame.
   readonly #result: SpecPlan;
   readonly #scratch: SpecPlan;
-  // The objects made last, by the space (or frame) they were made from (see reuse.ts); the kernel
-  // options ones with the caller's keys they were made with.
-  readonly #lastResult: Reused = new WeakMap();
-  readonly #lastReturned: Reused = new WeakMap();
-  readonly #lastOptions = new WeakMap<object, { readonly object: Record<string, unknown>; readonly keys: readonly string[] }>();
+  // The objects made last, by the space they were made from (see reuse.ts).
+  readonly #made = new MadeBySpace();
 
   constructor(args: CallArgs, tracker: Tracker, specs: Specs) {
     this.inputs = args.inputs;
@@ -110,7 +107,9 @@ export class Plan {
     const options = args.options;
     if ((options !== undefined) !== this.hasOptions) return false;
     const keys = this.keys;
-    for (let i = 0; i < keys.length; i++) if (!(keys[i] as ValueKey).matches(args.input(i))) return false;
+    const values = args.values;
+    const start = args.start;
+    for (let i = 0; i < keys.length; i++) if (!(keys[i] as ValueKey).matches(values[start + i])) return false;
     return options === undefined || (this.optionsKey as ValueKey).matches(options);
   }
 
@@ -176,26 +175,35 @@ export class Plan {
     }
   }
 
+  /** What this plan made last from `space`, to hand out again (see reuse.ts): for spaces that reuse their arrays. */
+  madeFrom(space: Space): Made {
+    return this.#made.for(space);
+  }
+
   /**
    * The result: outputs and checkpoints from `space` (or the caller's buffers by name), in one
-   * object: the one made last from this space when `reuse` and it holds the very same values.
+   * object: the one made last from this space (`made`) when it holds the very same values.
    */
-  materializeResult(space: Space, options: Record<string, unknown> | undefined, reuse: boolean): Record<string, unknown> {
+  materializeResult(space: Space, options: Record<string, unknown> | undefined, made: Made | undefined): Record<string, unknown> {
     const result = this.#result;
     try {
       result.fill(space, options);
-      return sameOrFresh(this.#lastResult, reuse ? space : undefined, result.names, result.values);
+      const out = sameOrFresh(made?.result, result.names, result.values);
+      if (made !== undefined) made.result = out;
+      return out;
     } finally {
       result.clear();
     }
   }
 
   /** `{ ...result, [name]: value }`: the result of a kernel that keeps its return value. */
-  withReturned(result: Record<string, unknown>, name: string, value: unknown, reuse: boolean): Record<string, unknown> {
+  withReturned(result: Record<string, unknown>, name: string, value: unknown, made: Made | undefined): Record<string, unknown> {
     const values = this.#result.values;
     try {
       for (let j = 0; j < this.resultNames.length; j++) values[j] = result[this.resultNames[j] as string];
-      return sameOrFresh(this.#lastReturned, reuse ? result : undefined, this.resultNames, values, name, value);
+      const out = sameOrFresh(made?.returned, this.resultNames, values, name, value);
+      if (made !== undefined) made.returned = out;
+      return out;
     } finally {
       this.#result.clear();
     }
@@ -204,19 +212,19 @@ export class Plan {
   /**
    * The kernel's options object: the caller's options (its string keys, in order), with every
    * checkpoint (from `result`) and scratch buffer (materialized from `frame`) set under its name.
-   * The object made last in this frame is handed out again when it would hold the same values.
+   * The object made last from the same space (`made`) is handed out again when it would hold the same values.
    */
   kernelOptions(
     frame: Space,
     options: Record<string, unknown> | undefined,
     result: Record<string, unknown>,
-    reuse: boolean,
+    made: Made | undefined,
   ): Record<string, unknown> {
     const scratch = this.#scratch;
     try {
       scratch.fill(frame, options);
-      const last = reuse ? this.#lastOptions.get(frame) : undefined;
-      if (last !== undefined && this.#holds(last.object, last.keys, options, result, scratch.values)) return last.object;
+      const last = made?.options;
+      if (last !== undefined && this.#holds(last, (made as Made).optionKeys, options, result, scratch.values)) return last;
       const out: Record<string, unknown> = {};
       const keys: string[] = [];
       if (options !== undefined) {
@@ -227,7 +235,10 @@ export class Plan {
       }
       for (const name of this.checkpointNames) out[name] = result[name];
       for (let j = 0; j < scratch.names.length; j++) out[scratch.names[j] as string] = scratch.values[j];
-      if (reuse) this.#lastOptions.set(frame, { object: out, keys });
+      if (made !== undefined) {
+        made.options = out;
+        made.optionKeys = keys;
+      }
       return out;
     } finally {
       scratch.clear();

@@ -5,35 +5,52 @@
 // same values; otherwise it makes a fresh one. So a steady loop on an arena makes no garbage, and
 // an object kept from an earlier call never changes under its holder.
 //
-// The object made last is kept by the space (or frame) it was made from, in a WeakMap: it lives
-// exactly as long as that space does, so a verb never keeps a result (or the arena behind it)
-// alive, and two arenas used in turn each get their own object back. (A WeakRef would keep it as
-// weakly, but its deref is a runtime call on every call.)
+// The objects made last are kept by the space they were made from, in a WeakMap: they live exactly
+// as long as that space does, so a verb never keeps a result (or the arena behind it) alive, and
+// two arenas used in turn each get their own objects back. One lookup per call finds them all. (A
+// WeakRef would keep them as weakly, but its deref is a runtime call on every call.)
 
-/** The objects made last for one place in a plan, by the space they were made from. */
-export type Reused = WeakMap<object, Record<string, unknown>>;
+/** What a plan made last from one space: the objects to hand out again when a call would hold the same values. */
+export interface Made {
+  result: Record<string, unknown> | undefined;
+  returned: Record<string, unknown> | undefined;
+  options: Record<string, unknown> | undefined;
+  /** The caller's option keys `options` was made with, in order. */
+  optionKeys: readonly string[];
+}
+
+/** A plan's `Made` records, one per space, kept as long as the space lives. */
+export class MadeBySpace {
+  readonly #bySpace = new WeakMap<object, Made>();
+
+  /** The record for `space`, made on its first use. */
+  for(space: object): Made {
+    let made = this.#bySpace.get(space);
+    if (made === undefined) {
+      made = { result: undefined, returned: undefined, options: undefined, optionKeys: [] };
+      this.#bySpace.set(space, made);
+    }
+    return made;
+  }
+}
 
 /**
- * `{ [names[j]]: values[j] }` (and `extra: extraValue` after them when `extra` is given): the
- * object made last under `key` when it holds exactly these values, else a fresh one, kept under
- * `key` for next time. With no key (`undefined`: a space whose arrays never repeat), always fresh.
+ * `{ [names[j]]: values[j] }` (and `extra: extraValue` after them when `extra` is given): `last`
+ * when it holds exactly these values, else a fresh object.
  */
 export function sameOrFresh(
-  cache: Reused,
-  key: object | undefined,
+  last: Readonly<Record<string, unknown>> | undefined,
   names: readonly string[],
   values: readonly unknown[],
   extra?: string,
   extraValue?: unknown,
 ): Record<string, unknown> {
-  if (key !== undefined) {
-    const last = cache.get(key);
-    if (last !== undefined && holds(last, names, values) && (extra === undefined || last[extra] === extraValue)) return last;
+  if (last !== undefined && holds(last, names, values) && (extra === undefined || last[extra] === extraValue)) {
+    return last as Record<string, unknown>;
   }
   const out: Record<string, unknown> = {};
   for (let j = 0; j < names.length; j++) out[names[j] as string] = values[j];
   if (extra !== undefined) out[extra] = extraValue;
-  if (key !== undefined) cache.set(key, out);
   return out;
 }
 

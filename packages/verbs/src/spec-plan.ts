@@ -9,7 +9,7 @@
 // are core's rules for a leaf, applied without walking the spec again; a spec with groups, lists or
 // arrays passed through goes to `materializeInto`, into a staging object of the plan's own.
 
-import { isUndef, type Space, type Spec, type Undef, zeroArray } from '@pol/core';
+import { type DType, isUndef, type Space, type Spec, zeroArray } from '@pol/core';
 import { materializeInto } from '@pol/core/backend';
 import { clearNames } from './reuse.js';
 import { namesOf } from './specs.js';
@@ -20,42 +20,49 @@ export class SpecPlan {
   /** This call's values, by the index of their name in `names`; `clear()` empties it. */
   readonly values: unknown[] = [];
   readonly #specs: readonly Spec[];
-  // All of the names' Undefs, when every top-level value is one; else undefined (core's path).
-  readonly #leaves: readonly Undef[] | undefined;
+  // Every name's dtype, dims and zeroing, read once from its Undef, when every top-level value is
+  // one; else `#flat` is false (core's path).
+  readonly #flat: boolean;
+  readonly #dtypes: DType[] = [];
+  readonly #dims: (readonly number[])[] = [];
+  readonly #zeroed: boolean[] = [];
   // The general path's object for materializeInto to write into; never handed out.
   readonly #staging: Record<string, unknown> = {};
 
   constructor(specs: readonly Spec[]) {
     this.#specs = specs;
     const names: string[] = [];
-    const leaves: Undef[] = [];
     let flat = true;
     for (const spec of specs) {
       for (const name of namesOf(spec)) {
         names.push(name);
         const value = spec[name];
-        if (isUndef(value)) leaves.push(value);
-        else flat = false;
+        if (isUndef(value)) {
+          this.#dtypes.push(value.dtype);
+          this.#dims.push(value.dims);
+          this.#zeroed.push(value.zeroed);
+        } else flat = false;
       }
     }
     this.names = names;
-    this.#leaves = flat ? leaves : undefined;
+    this.#flat = flat;
   }
 
   /** Materialize every name into `values`: the caller's buffer under it (in `supplied`), else from `space`. */
   fill(space: Space, supplied: Readonly<Record<string, unknown>> | undefined): void {
     const { names, values } = this;
-    const leaves = this.#leaves;
-    if (leaves !== undefined) {
-      for (let j = 0; j < leaves.length; j++) {
+    if (this.#flat) {
+      const dtypes = this.#dtypes;
+      const dims = this.#dims;
+      const zero = this.#zeroed;
+      for (let j = 0; j < names.length; j++) {
         const given = supplied?.[names[j] as string];
         if (given !== undefined) {
           values[j] = given;
           continue;
         }
-        const undef = leaves[j] as Undef;
-        const array = space.alloc(undef.dtype, undef.dims);
-        if (undef.zeroed) zeroArray(array);
+        const array = space.alloc(dtypes[j] as DType, dims[j] as readonly number[]);
+        if (zero[j] === true) zeroArray(array);
         values[j] = array;
       }
       return;
