@@ -402,17 +402,38 @@ describe('capture and its graph', () => {
     other.destroy();
   });
 
-  test('a slab whose arena Pol does not know makes the capture fail; naming it in options works', async () => {
+  test('an arena made with new Arena(deviceSlab(…)) is pinned without naming it: a reset invalidates the graph', async () => {
     const slab = deviceSlab(device, 1 << 14);
     const arena = new Arena(slab);
     const x = alloc(arena, 'float32', [sizes.n, sizes.k]);
     const y = alloc(arena, 'float32', [sizes.n, sizes.m]);
-    const step = () => forward(model, arena, x, weights, y);
-    expect(() => capture(device, step)).toThrow(/no arena over it is known/);
-    const graph = await capture(device, step, { arenas: [arena] });
+    const graph = await capture(device, () => forward(model, arena, x, weights, y));
     expect(graph.valid).toBe(true);
     reset(arena);
     expect(graph.valid).toBe(false);
+    expect(graph.invalidReason).toMatch(/was reset, below the \d+ bytes of it that the graph binds/);
+    // Naming it, as was required before the storage heard of every arena, still works.
+    const again = new Arena(deviceSlab(device, 1 << 14));
+    const ax = alloc(again, 'float32', [sizes.n, sizes.k]);
+    const ay = alloc(again, 'float32', [sizes.n, sizes.m]);
+    const named = await capture(device, () => forward(model, again, ax, weights, ay), { arenas: [again] });
+    reset(again);
+    expect(named.valid).toBe(false);
+    slab.destroy();
+    again.slab.destroy();
+  });
+
+  test('a slab bound with no arena over it pins nothing, and still invalidates the graph when destroyed', async () => {
+    const slab = deviceSlab(device, 4096, { label: 'bare' });
+    const graph = await capture(device, () => {
+      const encoder = device.createCommandEncoder();
+      encoder.clearBuffer(slab.buffer, 0, 256);
+      device.queue.submit([encoder.finish()]);
+    });
+    expect(graph.valid).toBe(true);
+    slab.destroy();
+    expect(graph.valid).toBe(false);
+    expect(graph.invalidReason).toMatch(/device slab 'bare'.*destroyed/);
   });
 
   test('a retract or reset below the region a graph uses invalidates it; replay throws at once, naming why', async () => {

@@ -13,13 +13,13 @@
 import type { Arena } from '@pol/arena';
 import { InvalidArgumentError } from '@pol/core';
 import { describeValue, isThenable, readOptions } from '@pol/core/backend';
-import { assertDeviceArena, registerArena } from './arenas.js';
 import { assertAlive, assertDevice } from './device.js';
 import { CaptureFailedError } from './errors.js';
 import { type Graph, GraphImpl } from './graph.js';
 import { stateOf } from './instrument.js';
 import { pinsOf, touched } from './pins.js';
 import { Recorder, refuseWhileRecording } from './recorder.js';
+import { assertDeviceArena } from './slab-arenas.js';
 
 /**
  * Options of {@link capture}.
@@ -29,22 +29,24 @@ import { Recorder, refuseWhileRecording } from './recorder.js';
  * import { Arena } from '@pol/arena';
  * import { alloc } from '@pol/core';
  * import { type CaptureOptions, capture, deviceSlab } from '@pol/webgpu';
- * const arena = new Arena(deviceSlab(device, 1 << 16)); // not made by deviceArena: name it
+ * const arena = new Arena(deviceSlab(device, 1 << 16)); // known to Pol, as every arena over a device slab is
  * const x = alloc(arena, 'float32', [64]);
  * const clear = () => {
  *   const encoder = device.createCommandEncoder();
  *   encoder.clearBuffer(x.buffer, x.offset, x.size);
  *   device.queue.submit([encoder.finish()]);
  * };
- * const options: CaptureOptions = { arenas: [arena], label: 'clear x' };
+ * const options: CaptureOptions = { label: 'clear x' };
  * const graph = await capture(device, clear, options);
  * console.log(graph.label, graph.stats.copies); // 'clear x' 1
  * ```
  */
 export interface CaptureOptions {
   /**
-   * Arenas over device slabs the step uses, made with `new Arena(deviceSlab(…))` rather than
-   * `deviceArena` (whose arenas Pol knows already). The graph pins the region it uses in each.
+   * Arenas over device slabs the step uses. Not needed: Pol knows every arena over its device
+   * slabs (`@pol/arena` tells the slab's storage of each one made), and the graph pins the region
+   * it binds in each. Still accepted, and checked (arenas over device slabs of this device), for
+   * code that named arenas built with `new Arena(deviceSlab(…))`, which used to be required.
    */
   readonly arenas?: readonly Arena<'gpu'>[];
   /** A name for messages and for the replay encoder's label. */
@@ -55,7 +57,7 @@ const AsyncFunction = (async () => {}).constructor;
 const call = 'capture(device, step, options)';
 const optionKeys = ['arenas', 'label'] as const;
 
-function readCaptureOptions(device: GPUDevice, options: unknown): { arenas: readonly Arena<'gpu'>[]; label: string } {
+function readCaptureOptions(device: GPUDevice, options: unknown): { label: string } {
   const o = readOptions(call, options, optionKeys);
   if (o.label !== undefined && typeof o.label !== 'string') {
     throw new InvalidArgumentError(`${call}: label must be a string, got ${describeValue(o.label)}.`);
@@ -65,7 +67,7 @@ function readCaptureOptions(device: GPUDevice, options: unknown): { arenas: read
     throw new InvalidArgumentError(`${call}: arenas must be an array of arenas, got ${describeValue(arenas)}.`);
   }
   for (const arena of arenas) assertDeviceArena(arena, device, `${call}: options.arenas`);
-  return { arenas: arenas as Arena<'gpu'>[], label: o.label ?? 'graph' };
+  return { label: o.label ?? 'graph' };
 }
 
 /**
@@ -80,8 +82,8 @@ function readCaptureOptions(device: GPUDevice, options: unknown): { arenas: read
  * validation error scope; the promise rejects with {@link CaptureFailedError}, carrying the
  * device's message, if the step produced a validation or out-of-memory error.
  *
- * The graph pins the region of each arena it binds (arenas made by `deviceArena`, or listed in
- * `options.arenas`): a retract or reset below that region invalidates it. Arrays the step carves
+ * The graph pins the region it binds in every arena over the device slabs it uses (whoever made
+ * the arena): a retract or reset below that region invalidates it. Arrays the step carves
  * inside a frame that closes within the step are scratch: each replay reuses their bytes, so do
  * not keep anything there between replays.
  *
@@ -90,7 +92,7 @@ function readCaptureOptions(device: GPUDevice, options: unknown): { arenas: read
  * graph cannot hold.
  * @throws {DeviceLostError} when the device is lost.
  * @throws {CaptureFailedError} (synchronously) when the step submitted nothing, uses a released
- * buffer, a buffer made before Pol met the device, or a slab whose arena Pol does not know; (as a
+ * buffer, or a buffer made before Pol met the device (which a graph could not watch); (as a
  * rejection) for a device error.
  * @example
  * ```ts
@@ -156,7 +158,7 @@ export function capture(device: GPUDevice, step: () => void, options?: CaptureOp
         'what a step would await (mapAsync, onSubmittedWorkDone, pipeline creation) is not allowed under capture anyway.',
     );
   }
-  const { arenas, label } = readCaptureOptions(device, options);
+  const { label } = readCaptureOptions(device, options);
   const state = stateOf(device);
   refuseWhileRecording(
     state,
@@ -185,10 +187,10 @@ export function capture(device: GPUDevice, step: () => void, options?: CaptureOp
       `capture '${label}': the step returned a promise. A captured step must be synchronous: encode and submit its work, and return.`,
     );
   }
-  return finish(build(recorder, arenas), scopes);
+  return finish(build(recorder), scopes);
 }
 
-function build(recorder: Recorder, extra: readonly Arena<'gpu'>[]): GraphImpl {
+function build(recorder: Recorder): GraphImpl {
   const { state, label } = recorder;
   if (recorder.submitted.length === 0) {
     throw new CaptureFailedError(
@@ -198,8 +200,7 @@ function build(recorder: Recorder, extra: readonly Arena<'gpu'>[]): GraphImpl {
   }
   const ops = recorder.submitted.flat();
   const use = touched(ops, recorder.submitted.length);
-  const { pins, owners } = pinsOf(state.device, label, use, extra);
-  for (const arena of extra) registerArena(arena);
+  const { pins, owners } = pinsOf(state.device, label, use);
   const graph = new GraphImpl(state, label, ops, use.stats);
   graph.attach(pins, owners);
   return graph;

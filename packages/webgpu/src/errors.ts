@@ -123,7 +123,8 @@ export class ReadbackError extends PolError {
 /**
  * A capture could not produce a graph: the device reported a validation or out-of-memory error
  * for the captured step (the device's message is in this message), the step submitted no work,
- * or the graph binds a device slab whose arena Pol does not know (so it could not be pinned).
+ * or it uses a buffer that is gone, or one made before Pol met the device (which a graph could
+ * not watch).
  *
  * @example
  * ```ts

@@ -7,7 +7,6 @@
 import { Arena, type ArenaOptions } from '@pol/arena';
 import { InvalidArgumentError } from '@pol/core';
 import { closeAfterFailure, describeValue, readOptions } from '@pol/core/backend';
-import { registerArena } from './arenas.js';
 import { setOwner } from './buffers.js';
 import { assertAlive, assertDevice, deviceName } from './device.js';
 import { errorText, GpuAllocationError } from './errors.js';
@@ -207,6 +206,5 @@ export function deviceArena(device: GPUDevice, byteLength: number, options?: Dev
     closeAfterFailure({ close: () => slab.destroy() }, error);
     throw error;
   }
-  registerArena(arena);
   return arena;
 }

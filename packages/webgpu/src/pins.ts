@@ -7,12 +7,12 @@
  */
 
 import type { Arena } from '@pol/arena';
-import { arenasOver } from './arenas.js';
 import { type BufferOwner, bufferName, ownerOf } from './buffers.js';
 import { deviceName } from './device.js';
 import { CaptureFailedError } from './errors.js';
 import { bindGroupInfo } from './metadata.js';
 import type { EncoderOp } from './recorder.js';
+import { arenasOver } from './slab-arenas.js';
 
 /**
  * What a graph holds, counted.
@@ -92,14 +92,12 @@ export function touched(ops: readonly EncoderOp[], submits: number): Touched {
 
 /**
  * The owners of every buffer the step used, and the pins in the arenas over its slabs; or the
- * reason the step cannot make a graph: a buffer that is gone, a buffer Pol cannot watch, a slab
- * whose arena Pol does not know.
+ * reason the step cannot make a graph: a buffer that is gone, or a buffer Pol cannot watch.
  */
 export function pinsOf(
   device: GPUDevice,
   label: string,
   use: Touched,
-  extra: readonly Arena<'gpu'>[],
 ): { readonly pins: readonly Pin[]; readonly owners: readonly BufferOwner[] } {
   const pins: Pin[] = [];
   const owners: BufferOwner[] = [];
@@ -119,15 +117,9 @@ export function pinsOf(
     }
     owners.push(owner);
     if (owner.kind !== 'slab') continue;
-    const over = new Set([...arenasOver(owner), ...extra.filter((a) => (a.slab as object) === owner)]);
-    if (over.size === 0) {
-      throw new CaptureFailedError(
-        `capture '${label}': the step binds ${owner.name}, but no arena over it is known to @pol/webgpu, so a retract or reset that ` +
-          'hands those bytes to other arrays could not invalidate the graph. Make the arena with deviceArena(device, bytes), or name it: ' +
-          'capture(device, step, { arenas: [arena] }).',
-      );
-    }
-    for (const arena of over) {
+    // Every live arena over the slab is known (the storage hears of each one made): with none, no
+    // arena is left that could hand these bytes to other arrays, and there is nothing to pin.
+    for (const arena of arenasOver(owner)) {
       const offset = arena.offset;
       let end = 0;
       for (let i = 0; i < ranges.length; i += 2) {

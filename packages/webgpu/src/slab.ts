@@ -5,10 +5,10 @@
  * @module
  */
 
-import { forgetArenas } from './arena-caches.js';
 import { BufferOwner } from './buffers.js';
 import { type DeviceState, deviceName, whenIdle } from './device.js';
 import { Usage } from './flags.js';
+import { forgetArenas } from './slab-arenas.js';
 
 declare module '@pol/arena' {
   interface SlabTypes {

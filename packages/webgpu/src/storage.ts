@@ -10,12 +10,12 @@
 import { type ArrayLife, defineStorage, POISON_BYTE, type SlabStorage } from '@pol/arena';
 import { byteLength, type DType, InvalidArgumentError } from '@pol/core';
 import { describeValue, shapeText } from '@pol/core/backend';
-import { attachArena } from './arena-caches.js';
 import { type GpuArray, makeCheckedGpuArray, makeGpuArray } from './array.js';
 import { assertAlive } from './device.js';
 import { Usage } from './flags.js';
 import { bindingSize, checkAlignment, checkBindingSize } from './limits.js';
 import { type DeviceSlab, isDeviceSlab, type SlabImpl } from './slab.js';
+import { attachArena } from './slab-arenas.js';
 
 // Checked arenas poison what they release: the whole range with @pol/arena's integer pattern, then
 // each released float array with all bits set, a NaN in float16, float32 and float64 alike.

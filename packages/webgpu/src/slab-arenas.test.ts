@@ -7,7 +7,7 @@ import { countCalls, requestDevice, thrownBy } from './test-support/gpu.js';
 
 let device: GPUDevice;
 beforeAll(async () => {
-  device = await requestDevice('arena caches');
+  device = await requestDevice('slab arenas');
 });
 afterAll(() => device.destroy());
 
@@ -62,6 +62,23 @@ describe('a dead slab is refused at alloc, cached offsets included', () => {
     expect(refusal(arena, () => alloc(arena, 'float32', 4)).message).toMatch(
       /^Cannot carve float32\[4\] from .*: it was destroyed\./,
     );
+  });
+
+  test("a frame's carve cached past a live array is refused too, both ways of dying, changing nothing", () => {
+    for (const kill of ['slab.destroy()', 'slab.buffer.destroy()'] as const) {
+      const slab = deviceSlab(device, 4096);
+      const arena = new Arena(slab);
+      alloc(arena, 'float32', 8); // live at offset 0
+      const inner = scratchspace(arena, (frame) => alloc(frame, 'int32', 4)); // cached at 256, through a frame
+      expect(inner.offset).toBe(256);
+      if (kill === 'slab.destroy()') slab.destroy();
+      else slab.buffer.destroy();
+      const before = arena.describe();
+      const error = thrownBy(() => scratchspace(arena, (frame) => alloc(frame, 'int32', 4)));
+      expect(error, kill).toBeInstanceOf(InvalidArgumentError);
+      expect((error as Error).message, kill).toMatch(/^Cannot carve int32\[4\] from device slab .*: it was destroyed\./);
+      expect(arena.describe(), kill).toEqual(before);
+    }
   });
 
   test('every arena over the slab forgets, checked and deviceArena ones too; other slabs keep their caches', () => {
