@@ -1,5 +1,6 @@
 /// <reference types="node" />
-import { alloc, dtypeInfo, hostArray, isSpace, PolError, scratchspace, spaceKey, Undef } from '@pol/core';
+import { alloc, dtypeInfo, hostArray, isSpace, PolError, scratchspace, Undef } from '@pol/core';
+import { spaceKey } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import {
   Arena,

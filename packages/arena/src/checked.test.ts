@@ -1,4 +1,5 @@
-import { alloc, type DType, type HostArray, hostFamily, isArray, Similar, scratchspace, Undef } from '@pol/core';
+import { alloc, type DType, type HostArray, isArray, Similar, scratchspace, Undef } from '@pol/core';
+import { hostFamily } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import { Arena, mark, POISON_BYTE, reset, retract, StaleArrayError } from './index.js';
 import { makeSlab, slabNames, WasmMemoryClass } from './test-support/slabs.js';

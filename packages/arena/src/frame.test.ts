@@ -1,16 +1,5 @@
-import {
-  alloc,
-  ambientspace,
-  FrameClosedError,
-  isFrame,
-  isSpace,
-  openFrameKey,
-  Similar,
-  scratchspace,
-  spaceKey,
-  Undef,
-  withspace,
-} from '@pol/core';
+import { alloc, ambientspace, FrameClosedError, isFrame, isSpace, Similar, scratchspace, Undef, withspace } from '@pol/core';
+import { openFrameKey, spaceKey } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import { Arena, type ArenaFrame, ContendedError, FrameOrderError, mark, reset, retract } from './index.js';
 import { expectRefused, snapshot } from './test-support/slabs.js';

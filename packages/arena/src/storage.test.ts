@@ -1,5 +1,6 @@
 /// <reference types="node" />
-import { alloc, type DType, dtypeInfo, InvalidArgumentError, makeHostArray, type PolError, scratchspace, Undef } from '@pol/core';
+import { alloc, type DType, dtypeInfo, InvalidArgumentError, type PolError, scratchspace, Undef } from '@pol/core';
+import { makeHostArray } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import {
   Arena,

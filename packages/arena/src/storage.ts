@@ -39,7 +39,8 @@ export interface ArrayLife {
  * Uint8Array and WebAssembly.Memory):
  * ```ts
  * import { Arena, defineStorage, type SlabStorage } from '@pol/arena';
- * import { dtypeInfo, makeHostArray } from '@pol/core';
+ * import { dtypeInfo } from '@pol/core';
+ * import { makeHostArray } from '@pol/core/backend';
  *
  * class Heap {
  *   constructor(readonly bytes: ArrayBuffer) {}

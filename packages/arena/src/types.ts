@@ -5,7 +5,8 @@
  * @module
  */
 
-import { type ArrayOf, type DType, type Frame, type Kind, openFrameKey } from '@pol/core';
+import type { ArrayOf, DType, Frame, Kind } from '@pol/core';
+import { openFrameKey } from '@pol/core/backend';
 import type { Arena } from './arena.js';
 import type { SlabStorage, SlabTypes } from './storage.js';
 
@@ -51,7 +52,8 @@ export interface ArenaOptions {
  * @example
  * ```ts
  * import { Arena, type ArenaStorageOptions, type SlabStorage } from '@pol/arena';
- * import { dtypeInfo, makeHostArray } from '@pol/core';
+ * import { dtypeInfo } from '@pol/core';
+ * import { makeHostArray } from '@pol/core/backend';
  * class Pages {
  *   readonly bytes = new ArrayBuffer(4096);
  * }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { isPlainObject, rollbackKey, spaceKey } from './backend.js';
 import {
   alloc,
   type DType,
@@ -12,17 +13,14 @@ import {
   InvalidShapeError,
   InvalidSpecError,
   isArray,
-  isPlainObject,
   isUndef,
   NoAmbientSpaceError,
   NotASpaceError,
   type PolError,
-  rollbackKey,
   Similar,
   type Space,
   type Spec,
   scratchspace,
-  spaceKey,
   Undef,
   UnknownDTypeError,
   withspace,

@@ -1,14 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import {
-  type AmbientStore,
-  ambientIsAsync,
-  ambientspace,
-  Similar,
-  type Space,
-  setAmbientStore,
-  syncStore,
-  withspace,
-} from './index.js';
+import { type AmbientStore, setAmbientStore, syncStore } from './backend.js';
+import { ambientIsAsync, ambientspace, Similar, type Space, withspace } from './index.js';
 
 const host = Similar(new Float32Array(0));
 

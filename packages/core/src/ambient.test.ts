@@ -1,12 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lazyContextStore } from './backend.js';
 import {
   type AmbientStore,
+  contextStore,
+  lazyContextStore,
+  openFrameKey,
+  scopeFrame,
+  setAmbientStore,
+  spaceKey,
+  syncStore,
+} from './backend.js';
+import {
   AsyncScopeUnsupportedError,
   alloc,
   ambientIsAsync,
   ambientspace,
-  contextStore,
   describe as describeKernel,
   type Frame,
   type HostArray,
@@ -14,16 +21,11 @@ import {
   isFrame,
   NoAmbientSpaceError,
   NotASpaceError,
-  openFrameKey,
   outputs,
   type PolError,
   Similar,
   type Space,
-  scopeFrame,
   scratchspace,
-  setAmbientStore,
-  spaceKey,
-  syncStore,
   Undef,
   withspace,
 } from './index.js';

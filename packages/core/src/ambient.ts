@@ -17,7 +17,7 @@ import { describeValue, isThenable } from './value.js';
  *
  * @example
  * ```ts
- * import { type AmbientStore, setAmbientStore, syncStore } from '@pol/core';
+ * import { type AmbientStore, setAmbientStore, syncStore } from '@pol/core/backend';
  * const store: AmbientStore = syncStore();
  * console.log(store.async, store.engaged); // false false: a synchronous stack
  * const previous = setAmbientStore(store);
@@ -70,7 +70,7 @@ function readerOf(variable: ContextVariable, what: string): () => Space | undefi
  * @example
  * ```ts
  * import { AsyncLocalStorage } from 'node:async_hooks';
- * import { contextStore, setAmbientStore } from '@pol/core';
+ * import { contextStore, setAmbientStore } from '@pol/core/backend';
  * const previous = setAmbientStore(contextStore(new AsyncLocalStorage()));
  * setAmbientStore(previous);
  * ```
@@ -234,7 +234,7 @@ let store: AmbientStore = detectStore();
  * @throws {InvalidArgumentError} when `next` is not an AmbientStore (the store is left as it was).
  * @example
  * ```ts
- * import { setAmbientStore, syncStore } from '@pol/core';
+ * import { setAmbientStore, syncStore } from '@pol/core/backend';
  * const previous = setAmbientStore(syncStore());
  * setAmbientStore(previous);
  * ```

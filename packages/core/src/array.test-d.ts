@@ -1,4 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
+import { makeHostArray } from './backend.js';
 import {
   type AnyArray,
   type ArrayOf,
@@ -8,7 +9,6 @@ import {
   hostArray,
   isArray,
   type Kind,
-  makeHostArray,
   type PolArray,
   shapeOf,
 } from './index.js';

@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { valueText } from './backend.js';
-import {
-  familyKey,
-  familyOf,
-  hostArray,
-  hostFamily,
-  InvalidShapeError,
-  isArray,
-  makeHostArray,
-  NotAnArrayError,
-  type PolError,
-  shapeOf,
-  Undef,
-} from './index.js';
+import { familyKey, familyOf, hostFamily, makeHostArray, valueText } from './backend.js';
+import { hostArray, InvalidShapeError, isArray, NotAnArrayError, type PolError, shapeOf, Undef } from './index.js';
 import { fakeFamily } from './test-support/fixtures.js';
 
 describe('hostArray', () => {

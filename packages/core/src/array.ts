@@ -136,7 +136,8 @@ class HostArrayImpl<D extends DType> implements HostArray<D> {
  *
  * @example
  * ```ts
- * import { hostArray, hostFamily } from '@pol/core';
+ * import { hostArray } from '@pol/core';
+ * import { hostFamily } from '@pol/core/backend';
  * const y = hostFamily.allocSimilar(hostArray(new Float32Array(2)), 'float64', [3]);
  * console.log(hostFamily.describe(y)); // 'float64[3] on host'
  * y.data.fill(7);
@@ -201,7 +202,7 @@ export function hostArray<T extends AnyTypedArray>(data: T, dims?: readonly numb
  *
  * @example
  * ```ts
- * import { makeHostArray } from '@pol/core';
+ * import { makeHostArray } from '@pol/core/backend';
  * const a = makeHostArray('float32', Object.freeze([4]), new Float32Array(4));
  * ```
  */
@@ -229,7 +230,7 @@ export function isArray(x: unknown): x is AnyArray {
  *
  * @example
  * ```ts
- * import { familyOf, hostFamily } from '@pol/core';
+ * import { familyOf, hostFamily } from '@pol/core/backend';
  * console.log(familyOf(new Float32Array(2)) === hostFamily, familyOf({})); // true undefined
  * ```
  */

@@ -52,6 +52,7 @@ const coverage: Record<string, string> = {
   checkSupplied: 'supplied.test.ts',
   // value.ts
   describeValue: 'value.test.ts',
+  isPlainObject: 'value.test.ts',
   isThenable: 'value.test.ts',
   // zero.ts
   zeroArray: 'zero.test.ts',
@@ -66,6 +67,14 @@ describe('@pol/core/backend exports', () => {
     for (const [name, value] of Object.entries(backend)) {
       if (name in pol) expect((pol as Record<string, unknown>)[name], name).toBe(value);
     }
+  });
+
+  it('every protocol symbol is registered with Symbol.for, so two installed copies interoperate', () => {
+    const keys = [backend.familyKey, backend.spaceKey, backend.frameKey, backend.openFrameKey];
+    for (const key of [...keys, backend.savepointKey, backend.rollbackKey, backend.commitKey]) {
+      expect(Symbol.keyFor(key)).toMatch(/^@pol\/core\//);
+    }
+    expect(Object.isFrozen(backend.hostFamily)).toBe(true);
   });
 
   it('exports functions and symbols and frozen data, nothing undefined', () => {

@@ -33,5 +33,5 @@ export { commit, noSavepoint, rollback, savepoint } from './savepoint.js';
 export { shapeText } from './shape.js';
 export { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
 export { checkSupplied, type SuppliedProblem } from './supplied.js';
-export { describeValue, isThenable } from './value.js';
+export { describeValue, isPlainObject, isThenable } from './value.js';
 export { zeroArray } from './zero.js';

@@ -1,4 +1,5 @@
 import { expect, describe as group, it } from 'vitest';
+import { scopeFrame } from './backend.js';
 import {
   alloc,
   checkpoints,
@@ -17,7 +18,6 @@ import {
   Similar,
   type Space,
   type Spec,
-  scopeFrame,
   scratch,
   scratchspace,
   Undef,

@@ -77,7 +77,8 @@ export class UnknownDTypeError extends PolError {
  *
  * @example
  * ```ts
- * import { assertSpace, NotASpaceError } from '@pol/core';
+ * import { NotASpaceError } from '@pol/core';
+ * import { assertSpace } from '@pol/core/backend';
  * try {
  *   assertSpace(new ArrayBuffer(8), 'my verb'); // a slab is not a space: wrap it in an Arena
  * } catch (e) {
@@ -139,7 +140,8 @@ export class NoAmbientSpaceError extends PolError {
  *
  * @example
  * ```ts
- * import { AsyncScopeUnsupportedError, setAmbientStore, Similar, syncStore, withspace } from '@pol/core';
+ * import { AsyncScopeUnsupportedError, Similar, withspace } from '@pol/core';
+ * import { setAmbientStore, syncStore } from '@pol/core/backend';
  * const previous = setAmbientStore(syncStore()); // as on a runtime without AsyncLocalStorage
  * try {
  *   withspace(Similar(new Float32Array(0)), async () => {});

@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { type Frame, type PolArray, Similar, type Space, scopeFrame, scratchspace } from './index.js';
+import { scopeFrame } from './backend.js';
+import { type Frame, type PolArray, Similar, type Space, scratchspace } from './index.js';
 
 const host = Similar(new Float32Array(0));
 

@@ -157,7 +157,8 @@ export function frameClosed(frame: Frame, what: string): FrameClosedError {
  * @throws {FrameClosedError} when `space` is a frame that has closed.
  * @example
  * ```ts
- * import { scopeFrame, Similar, alloc } from '@pol/core';
+ * import { Similar, alloc } from '@pol/core';
+ * import { scopeFrame } from '@pol/core/backend';
  * const frame = scopeFrame(Similar(new Float32Array(1)));
  * alloc(frame, 'float32', 4);
  * frame.close();

@@ -5,29 +5,16 @@
  */
 
 export { alloc } from './alloc.js';
-export {
-  type AmbientStore,
-  ambientIsAsync,
-  ambientspace,
-  contextStore,
-  setAmbientStore,
-  syncStore,
-  withspace,
-} from './ambient.js';
+export { ambientIsAsync, ambientspace, withspace } from './ambient.js';
 export {
   type AnyArray,
-  type ArrayFamily,
   type ArrayOf,
   type ArrayTypes,
   type DTypeOf,
-  familyKey,
-  familyOf,
   type HostArray,
   hostArray,
-  hostFamily,
   isArray,
   type Kind,
-  makeHostArray,
   type PolArray,
   shapeOf,
 } from './array.js';
@@ -47,7 +34,6 @@ export {
   type SpecOf,
   scratch,
 } from './descriptions.js';
-export { frozenDims } from './dims.js';
 export {
   type AnyTypedArray,
   type DType,
@@ -76,23 +62,16 @@ export {
   UnknownDTypeError,
   ZeroUnsupportedError,
 } from './errors.js';
-export { scopeFrame, scratchspace } from './frame.js';
+export { scratchspace } from './frame.js';
 export { materialize } from './materialize.js';
 export { byteLength, elementCount } from './shape.js';
 export { capturing, type KindOf, Similar } from './similar.js';
 export {
-  assertSpace,
   type Frame,
-  frameKey,
   isFrame,
   isSpace,
-  openFrameKey,
-  rollbackKey,
   type Space,
-  savepointKey,
-  spaceKey,
 } from './space.js';
 export { checkSpec, type Materialize, type Spec, type SpecProblem, type SpecValue } from './spec.js';
 export { isUndef, Undef, zeroed } from './undef.js';
-export { describeValue, isPlainObject } from './value.js';
 export { zeroArray } from './zero.js';

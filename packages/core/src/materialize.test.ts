@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type ArrayFamily, familyKey, materializeInto } from './backend.js';
+import { type ArrayFamily, familyKey, materializeInto, rollbackKey, savepointKey, spaceKey } from './backend.js';
 import {
   alloc,
   checkSpec,
@@ -9,13 +9,10 @@ import {
   type HostArray,
   InvalidSpecError,
   materialize,
-  rollbackKey,
   Similar,
   type Space,
   type Spec,
-  savepointKey,
   scratchspace,
-  spaceKey,
   Undef,
   ZeroUnsupportedError,
   zeroed,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { commit, commitKey, materializeInto, noSavepoint, rollback, savepoint } from './backend.js';
-import { alloc, InvalidArgumentError, materialize, rollbackKey, Similar, type Space, Undef } from './index.js';
+import { commit, commitKey, materializeInto, noSavepoint, rollback, rollbackKey, savepoint } from './backend.js';
+import { alloc, InvalidArgumentError, materialize, Similar, type Space, Undef } from './index.js';
 import { countingSpace, fakeFamily, InjectedFailure, transactionalSpace } from './test-support/fixtures.js';
 
 describe('savepoint and rollback', () => {

@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { byteLength, describeValue, elementCount } from './index.js';
+import { describeValue } from './backend.js';
+import { byteLength, elementCount } from './index.js';
 
 describe('shape types', () => {
   it('take readonly dims and answer numbers', () => {

@@ -1,15 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { commit, materializeInto, noSavepoint, rollback, savepoint } from './backend.js';
+import {
+  commit,
+  familyKey,
+  familyOf,
+  hostFamily,
+  materializeInto,
+  noSavepoint,
+  rollback,
+  rollbackKey,
+  savepoint,
+  savepointKey,
+  spaceKey,
+} from './backend.js';
 import {
   alloc,
   CaptureViolation,
   capturing,
   type DType,
-  familyKey,
-  familyOf,
   hostArray,
-  hostFamily,
   InvalidArgumentError,
   InvalidShapeError,
   isSpace,
@@ -17,11 +26,8 @@ import {
   outputs,
   type PolArray,
   PolError,
-  rollbackKey,
   Similar,
-  savepointKey,
   scratchspace,
-  spaceKey,
   Undef,
   UnknownDTypeError,
 } from './index.js';

@@ -1,16 +1,6 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import {
-  alloc,
-  type Frame,
-  type HostArray,
-  isFrame,
-  isSpace,
-  openFrameKey,
-  rollbackKey,
-  type Space,
-  savepointKey,
-  spaceKey,
-} from './index.js';
+import { openFrameKey, rollbackKey, savepointKey, spaceKey } from './backend.js';
+import { alloc, type Frame, type HostArray, isFrame, isSpace, type Space } from './index.js';
 
 describe('space types', () => {
   it('a custom space needs the brand and the leaf method, and alloc types follow its kind', () => {

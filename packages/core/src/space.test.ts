@@ -1,22 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { commitKey } from './backend.js';
-import {
-  alloc,
-  assertSpace,
-  frameKey,
-  isFrame,
-  isSpace,
-  NotASpaceError,
-  openFrameKey,
-  type PolError,
-  rollbackKey,
-  Similar,
-  type Space,
-  savepointKey,
-  scopeFrame,
-  scratchspace,
-  spaceKey,
-} from './index.js';
+import { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, scopeFrame, spaceKey } from './backend.js';
+import { alloc, isFrame, isSpace, NotASpaceError, type PolError, Similar, type Space, scratchspace } from './index.js';
 import { countingSpace } from './test-support/fixtures.js';
 
 const host = Similar(new Float32Array(0));

@@ -61,7 +61,8 @@ export const commitKey: unique symbol = Symbol.for('@pol/core/commit') as never;
  *
  * @example A space that counts what it hands out, over host memory:
  * ```ts
- * import { type Space, spaceKey, Similar, alloc } from '@pol/core';
+ * import { type Space, Similar, alloc } from '@pol/core';
+ * import { spaceKey } from '@pol/core/backend';
  * let count = 0;
  * const host = Similar(new Float32Array(0));
  * const counting: Space<'host'> = {
@@ -95,7 +96,8 @@ export interface Space<K extends Kind = Kind> {
  *
  * @example
  * ```ts
- * import { frameKey, scratchspace, Similar } from '@pol/core';
+ * import { scratchspace, Similar } from '@pol/core';
+ * import { frameKey } from '@pol/core/backend';
  * scratchspace(Similar(new Float32Array(0)), (frame) => {
  *   console.log(frame[frameKey]); // true
  * });

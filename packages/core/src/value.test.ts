@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { describeValue, isThenable } from './backend.js';
-import { hostArray, isPlainObject, Undef } from './index.js';
+import { describeValue, isPlainObject, isThenable } from './backend.js';
+import { hostArray, Undef } from './index.js';
 
 describe('isThenable', () => {
   it('is true for promises and for any object or function with a then method', () => {

@@ -24,7 +24,7 @@ export function isThenable(x: unknown): x is PromiseLike<unknown> {
  *
  * @example
  * ```ts
- * import { isPlainObject } from '@pol/core';
+ * import { isPlainObject } from '@pol/core/backend';
  * console.log(isPlainObject({ a: 1 }), isPlainObject(new Float32Array(1)), isPlainObject(null)); // true false false
  * ```
  */
@@ -40,7 +40,7 @@ export function isPlainObject(x: unknown): x is Record<string, unknown> {
  *
  * @example
  * ```ts
- * import { describeValue } from '@pol/core';
+ * import { describeValue } from '@pol/core/backend';
  * console.log(describeValue(new ArrayBuffer(8)), describeValue(undefined)); // 'an ArrayBuffer' 'undefined'
  * ```
  */

@@ -9,7 +9,7 @@ import { describeValue } from './value.js';
  * a capture records, so that every replay zeroes again). Returns `array`.
  *
  * This is the zeroing protocol: it calls the `zero(array)` method of the array's
- * {@link ArrayFamily}. Shadows use it to start gradients at zero, since arena memory is not
+ * `ArrayFamily` (`@pol/core/backend`). Shadows use it to start gradients at zero, since arena memory is not
  * zeroed; call it yourself to clear an accumulator between steps.
  *
  * @throws {NotAnArrayError} when `array` is not an array.

@@ -2,7 +2,8 @@
 // options object; and, for a call without a space, where its buffers come from. `resolveSpace` is
 // shared with Shadows.
 
-import { type AnyArray, ambientspace, isArray, isPlainObject, isSpace, Similar, type Space, spaceKey } from '@pol/core';
+import { type AnyArray, ambientspace, isArray, isSpace, Similar, type Space } from '@pol/core';
+import { isPlainObject, spaceKey } from '@pol/core/backend';
 
 /**
  * One call's arguments, as the verb was called: `values[0..count)`, the space first when

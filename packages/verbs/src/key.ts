@@ -16,8 +16,8 @@
 // - anything else (a class instance, a function) by identity, held weakly so that a plan never
 //   keeps an argument alive.
 
-import { type AnyArray, dtypeOfTypedArray, familyKey, isArray, isPlainObject, type PolArray } from '@pol/core';
-import { sameDims } from '@pol/core/backend';
+import { type AnyArray, dtypeOfTypedArray, isArray, type PolArray } from '@pol/core';
+import { familyKey, isPlainObject, sameDims } from '@pol/core/backend';
 
 const PRIMITIVE = 0;
 const POL_ARRAY = 1;

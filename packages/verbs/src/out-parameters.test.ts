@@ -3,17 +3,15 @@
 import { Arena, mark, retract } from '@pol/arena';
 import {
   describe,
-  familyKey,
   type HostArray,
   hostArray,
   InvalidDescriptionError,
   type PolArray,
   PolError,
   type Space,
-  spaceKey,
   Undef,
 } from '@pol/core';
-import { hostFamily, rollbackKey, savepointKey } from '@pol/core/backend';
+import { familyKey, hostFamily, rollbackKey, savepointKey, spaceKey } from '@pol/core/backend';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import { HostDataRequiredError, NotAKernelError, OutputsWrittenError } from './errors.js';

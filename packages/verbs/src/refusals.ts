@@ -9,8 +9,8 @@
 //   original is its `cause`). Those are diagnoses, not guesses made in advance: a kernel may take
 //   optional inputs, or bare TypedArrays, and then nothing is refused.
 
-import { dtypeOfTypedArray, isPlainObject, isSpace } from '@pol/core';
-import { valueText } from '@pol/core/backend';
+import { dtypeOfTypedArray, isSpace } from '@pol/core';
+import { isPlainObject, valueText } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 import {
   BareTypedArrayError,

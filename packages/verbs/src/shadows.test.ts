@@ -1,9 +1,7 @@
 import { Arena, StaleArrayError } from '@pol/arena';
 import {
-  type ArrayFamily,
   alloc,
   describe,
-  familyKey,
   type HostArray,
   hostArray,
   InvalidArgumentError,
@@ -14,10 +12,10 @@ import {
   Similar,
   type Space,
   scratchspace,
-  spaceKey,
   withspace,
   ZeroUnsupportedError,
 } from '@pol/core';
+import { type ArrayFamily, familyKey, spaceKey } from '@pol/core/backend';
 import fc from 'fast-check';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';

@@ -1,12 +1,9 @@
 import {
   type AnyArray,
   type ArrayOf,
-  assertSpace,
   type DTypeOf,
-  familyOf,
   InvalidArgumentError,
   isArray,
-  isPlainObject,
   isSpace,
   type Kind,
   type KindOf,
@@ -14,13 +11,25 @@ import {
   type Space,
   type Spec,
   shapeOf,
-  spaceKey,
   Undef,
   ZeroUnsupportedError,
   zeroArray,
   zeroed,
 } from '@pol/core';
-import { commit, describeValue, materializeInto, rollback, sameDims, savepoint, shapeText, valueText } from '@pol/core/backend';
+import {
+  assertSpace,
+  commit,
+  describeValue,
+  familyOf,
+  isPlainObject,
+  materializeInto,
+  rollback,
+  sameDims,
+  savepoint,
+  shapeText,
+  spaceKey,
+  valueText,
+} from '@pol/core/backend';
 import { resolveSpace } from './arguments.js';
 import { KindMismatchError, NoSpaceError, NotAPrimalError, ShadowMismatchError } from './errors.js';
 

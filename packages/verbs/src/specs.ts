@@ -2,8 +2,8 @@
 // plan is made: their top-level names, whether the result allocates anything, the data arrays they
 // pass through, and (for checked mode) where a later answer differs.
 
-import { isArray, isPlainObject, isUndef, type Spec, type Undef } from '@pol/core';
-import { describeValue, sameDims, shapeText, valueText } from '@pol/core/backend';
+import { isArray, isUndef, type Spec, type Undef } from '@pol/core';
+import { describeValue, isPlainObject, sameDims, shapeText, valueText } from '@pol/core/backend';
 
 /** The names a spec describes at its top, in the order it materializes them. */
 export function namesOf(spec: Spec): string[] {

@@ -3,7 +3,8 @@
 // finding or making the plan for them. Making a plan is where a call is checked in full: the typed
 // refusals of plain-JavaScript mistakes, the describers, their specs, the names they describe.
 
-import { type Kernel, type Space, savepointKey } from '@pol/core';
+import type { Kernel, Space } from '@pol/core';
+import { savepointKey } from '@pol/core/backend';
 import { CallArgs } from './arguments.js';
 import { NoSpaceError } from './errors.js';
 import { KernelCall } from './kernel-call.js';

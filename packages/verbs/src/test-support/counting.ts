@@ -1,19 +1,8 @@
 // A test double for the space protocol: host memory that counts what is live, supports savepoints
 // (like an arena's all-or-nothing spec allocation), opens frames that free what they allocated
 // when they close, poisons fresh arrays (arena memory is not zeroed), and can be told to fail.
-import {
-  type DType,
-  dtypeInfo,
-  type Frame,
-  frameKey,
-  type HostArray,
-  makeHostArray,
-  openFrameKey,
-  rollbackKey,
-  type Space,
-  savepointKey,
-  spaceKey,
-} from '@pol/core';
+import { type DType, dtypeInfo, type Frame, type HostArray, type Space } from '@pol/core';
+import { frameKey, makeHostArray, openFrameKey, rollbackKey, savepointKey, spaceKey } from '@pol/core/backend';
 
 export interface Counting extends Space<'host'> {
   /** Arrays allocated and not yet freed (by a frame closing or a rollback), across the space and its frames. */

@@ -1,18 +1,8 @@
 // A test double for device memory: an array family with `release` (so core's Similar over its
 // arrays takes savepoints and releases on rollback), whose allocSimilar can be told to fail, and a
 // space wrapper that records the savepoint tokens a verb ends, and how.
-import {
-  type ArrayFamily,
-  type DType,
-  dtypeInfo,
-  familyKey,
-  type HostArray,
-  type PolArray,
-  Similar,
-  type Space,
-  spaceKey,
-} from '@pol/core';
-import { commitKey, rollbackKey, savepointKey } from '@pol/core/backend';
+import { type DType, dtypeInfo, type HostArray, type PolArray, Similar, type Space } from '@pol/core';
+import { type ArrayFamily, commitKey, familyKey, rollbackKey, savepointKey, spaceKey } from '@pol/core/backend';
 
 export class DeviceFull extends Error {}
 
