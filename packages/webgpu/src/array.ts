@@ -273,16 +273,26 @@ function releaseSimilar(arrays: readonly PolArray[]): void {
 
 /**
  * Zero a GpuArray with `clearBuffer` over its binding range (`offset` and `size` are multiples
- * of 4, as clearBuffer requires: the arena's alignment, and the rounded binding size), in a
- * command buffer of its own, submitted at once. Inside a captured step the clear is recorded like
- * any other command, so every replay zeroes the array again.
+ * of 4, as clearBuffer requires: the arena's alignment, and the rounded binding size). Eagerly, the
+ * clear is noted, and goes to the queue with every other clear noted on the device, in one command
+ * buffer, before anything could observe it (`clears.ts`). Inside a captured step the clear is
+ * encoded and submitted at once, so that it is recorded like any other command, and every replay
+ * zeroes the array again.
  */
 function zeroGpuArray(array: PolArray): void {
   const x = array as GpuArray;
   const state = arrayState(x);
-  assertAlive(state, `zero ${String(x)}`);
-  assertLive(x, `zero ${String(x)}`);
+  if (state.lost !== undefined || !isLive(x)) {
+    // The message is built only when one is thrown: a steady step's zeroing allocates nothing.
+    const what = `zero ${String(x)}`;
+    assertAlive(state, what);
+    assertLive(x, what);
+  }
   const buffer = x.buffer; // a released checked array throws StaleArrayError here
+  if (state.recorder === undefined) {
+    state.clears.add(buffer, x.offset, x.size);
+    return;
+  }
   const encoder = state.device.createCommandEncoder({ label: 'pol zero' });
   encoder.clearBuffer(buffer, x.offset, x.size);
   state.device.queue.submit([encoder.finish()]);

@@ -167,6 +167,8 @@ export function capture(device: GPUDevice, step: () => void, options?: CaptureOp
   );
   assertAlive(state, `capture '${label}'`);
   const recorder = new Recorder(state, label);
+  // Clears noted eagerly before the capture belong to no graph: they go to the queue now.
+  state.clears.flush();
   device.pushErrorScope('out-of-memory');
   device.pushErrorScope('validation');
   let scopes: Promise<GPUError | null>[];

@@ -9,6 +9,7 @@
 
 import { InvalidArgumentError } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
+import type { PendingClears } from './clears.js';
 import { DeviceLostError } from './errors.js';
 import type { PlanningHook, RecordingHook } from './hooks.js';
 
@@ -38,6 +39,8 @@ export interface DeviceState {
   planner: PlanningHook | undefined;
   /** What must hear of the device's loss: its graphs that are still valid, and the arenas over its slabs. */
   readonly listeners: Set<LossListener>;
+  /** The eager clears `zeroArray` noted, submitted before anything could observe them (`clears.ts`). */
+  readonly clears: PendingClears;
   readonly raw: RawMethods;
 }
 
@@ -100,6 +103,7 @@ export function assertAlive(state: DeviceState, what: string): void {
 export function markLost(state: DeviceState, reason: string, message: string): void {
   if (state.lost !== undefined) return;
   state.lost = { reason, message };
+  state.clears.drop();
   for (const listener of [...state.listeners]) listener.deviceLost(reason);
   state.listeners.clear();
 }
@@ -107,7 +111,8 @@ export function markLost(state: DeviceState, reason: string, message: string): v
 /**
  * Call `f` once the work submitted to the device so far has finished (at once if the device is
  * lost). While a captured step runs, the wait starts right after the step returns, so that it
- * covers the work the step submits too.
+ * covers the work the step submits too. (Clears `zeroArray` noted need no flush here: what Pol
+ * waits for is a buffer's `destroy`, which flushes them first.)
  */
 export function whenIdle(state: DeviceState, f: () => void): void {
   if (state.lost !== undefined) {

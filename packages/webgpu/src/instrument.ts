@@ -32,6 +32,7 @@ import { describeValue, shapeText } from '@pol/core/backend';
 import { isGpuArray } from './array.js';
 import { BufferOwner, bufferName, labelName, ownerOf, setOwner } from './buffers.js';
 import { checkedEncoder } from './checked.js';
+import { PendingClears } from './clears.js';
 import { observe } from './commands.js';
 import { assertDevice, type DeviceState, deviceName, knownState, markLost, registerState } from './device.js';
 import { Usage } from './flags.js';
@@ -100,6 +101,7 @@ export function stateOf(device: GPUDevice, what = 'Pol'): DeviceState {
     recorder: undefined,
     planner: undefined,
     listeners: new Set(),
+    clears: new PendingClears(device, { createCommandEncoder: device.createCommandEncoder, submit: queue.submit }),
     raw: { writeBuffer: queue.writeBuffer, onSubmittedWorkDone: queue.onSubmittedWorkDone },
   };
   try {
@@ -209,18 +211,23 @@ function wrapQueue(state: DeviceState, queue: GPUQueue): void {
     (original) =>
       function (this: unknown, commandBuffers: unknown) {
         const recorder = state.recorder;
-        return recorder === undefined
-          ? original.apply(this, arguments as unknown as unknown[])
-          : recorder.submit(original, this, [commandBuffers]);
+        if (recorder !== undefined) return recorder.submit(original, this, [commandBuffers]);
+        if (state.clears.count !== 0) state.clears.flush();
+        return original.apply(this, arguments as unknown as unknown[]);
       },
   );
+  // A buffer write lands after the clears noted before it, and a wait covers them. Texture writes
+  // cannot observe a buffer's bytes (a copy from a buffer to a texture is a submitted command), so
+  // they need no flush.
   for (const name of ['writeBuffer', 'writeTexture', 'copyExternalImageToTexture', 'onSubmittedWorkDone']) {
+    const flushes = name === 'writeBuffer' || name === 'onSubmittedWorkDone';
     wrap(
       queue,
       name,
       (original) =>
         function (this: unknown) {
           state.recorder?.refuse('queue', name, noArgs);
+          if (flushes && state.clears.count !== 0) state.clears.flush();
           return original.apply(this, arguments as unknown as unknown[]);
         },
     );
@@ -285,10 +292,14 @@ function adoptBuffer(state: DeviceState, buffer: unknown): void {
 }
 
 // One function for every buffer: the original is the prototype's, found on the buffer's own chain.
+// The device's noted clears go first: one of them may be of this buffer.
 const destroyBuffer: Method = function (this: unknown) {
   const buffer = this as GPUBuffer;
+  const owner = ownerOf(buffer);
+  const clears = owner === undefined ? undefined : knownState(owner.device)?.clears;
+  if (clears !== undefined && clears.count !== 0) clears.flush();
   const result = (Object.getPrototypeOf(buffer) as GPUBuffer).destroy.call(buffer);
-  ownerOf(buffer)?.release(`${bufferName(buffer)} was destroyed (buffer.destroy())`);
+  owner?.release(`${bufferName(buffer)} was destroyed (buffer.destroy())`);
   return result;
 };
 
@@ -298,6 +309,8 @@ function mapBuffer(state: DeviceState): Method {
   let map = mapFunctions.get(state);
   if (map === undefined) {
     map = function (this: unknown) {
+      // No flush of noted clears: a slab's buffer cannot be mapped (MAP usage is refused with
+      // STORAGE), so a map reads only what a submitted copy wrote, and that submit flushed first.
       state.recorder?.refuse('buffer', 'mapAsync', noArgs);
       const proto = Object.getPrototypeOf(this) as GPUBuffer;
       return (proto.mapAsync as unknown as Method).apply(this, arguments as unknown as unknown[]);

@@ -89,6 +89,7 @@ const gpuStorage: SlabStorage<DeviceSlab, 'gpu'> = {
     // The queue's own writeBuffer: a frame closing inside a captured step still poisons what it
     // released (in the eager run only), which the recording would refuse as a host write.
     const queue = s.device.queue;
+    s.state.clears.flush(); // a clear noted before the release lands before the poison, as it would have
     for (let at = start; at < end; at += POISON_CHUNK) {
       s.state.raw.writeBuffer.call(queue, s.buffer, at, pattern.buffer, 0, Math.min(POISON_CHUNK, end - at));
     }
