@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { familyKey, familyOf, hostFamily, makeHostArray, valueText } from './backend.js';
-import { hostArray, InvalidShapeError, isArray, NotAnArrayError, type PolError, shapeOf, Undef } from './index.js';
+import {
+  type HostArray,
+  hostArray,
+  InvalidShapeError,
+  isArray,
+  NotAnArrayError,
+  type PolError,
+  shapeOf,
+  Undef,
+} from './index.js';
 import { fakeFamily } from './test-support/fixtures.js';
 
 describe('hostArray', () => {
@@ -91,6 +100,19 @@ describe('hostFamily', () => {
 
   it('describes an exemplar for messages', () => {
     expect(hostFamily.describe(hostArray(new Float32Array(12), [3, 4]))).toBe('float32[3, 4] on host');
+  });
+
+  it('checkZero reads the data, so a refusing data getter refuses before anything is written', () => {
+    const a = hostArray(Float32Array.of(5, 6));
+    hostFamily.checkZero?.(a);
+    expect([...a.data]).toEqual([5, 6]);
+    const refused = new Error('stale');
+    const stale = Object.defineProperty({ dtype: 'float32', dims: [2] }, 'data', {
+      get() {
+        throw refused;
+      },
+    }) as unknown as HostArray;
+    expect(() => hostFamily.checkZero?.(stale)).toThrow(refused);
   });
 
   it('cannot capture and has no release (GC memory)', () => {

@@ -114,6 +114,13 @@ export interface ArrayFamily<K extends Kind = Kind> {
    * `zeroArray` then throws `ZeroUnsupportedError`.
    */
   zero?(array: PolArray): void;
+  /**
+   * Throw what `zero(array)` would throw for this array (a stale, released or dead array), and
+   * write nothing. A caller that zeroes several arrays, such as `zeroShadows`, checks them all
+   * first, so that a refusal leaves every array as it was. Omit it if `zero` never refuses an array
+   * of the family.
+   */
+  checkZero?(array: PolArray): void;
   /** A short description of the exemplar for messages, such as `'float32[3, 4] on host'`. */
   describe(exemplar: PolArray): string;
 }
@@ -141,6 +148,7 @@ class HostArrayImpl<D extends DType> implements HostArray<D> {
  * const y = hostFamily.allocSimilar(hostArray(new Float32Array(2)), 'float64', [3]);
  * console.log(hostFamily.describe(y)); // 'float64[3] on host'
  * y.data.fill(7);
+ * hostFamily.checkZero?.(y); // refuses a stale array of a checked arena, writing nothing
  * hostFamily.zero?.(y);
  * console.log(y.data); // Float64Array(3) [ 0, 0, 0 ]
  * ```
@@ -150,6 +158,10 @@ export const hostFamily: ArrayFamily<'host'> = Object.freeze({
   allocSimilar<D extends DType>(_exemplar: PolArray, dtype: D, dims: readonly number[]): HostArray<D> {
     const data = new (dtypeInfo(dtype).TypedArray)(elementCount(dims));
     return new HostArrayImpl(dtype, internDims(dims), data);
+  },
+  checkZero(array: PolArray): void {
+    // Reading the data is the check: a checked arena's array that has gone stale refuses it.
+    void (array as HostArray).data;
   },
   zero(array: PolArray): void {
     const data = (array as HostArray).data;

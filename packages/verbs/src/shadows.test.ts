@@ -306,6 +306,31 @@ group('checked before anything is written', () => {
     expect(Array.from(live.w.data)).toEqual([5, 5]);
   });
 
+  test("a family's own checkZero refusal (a released device array) comes before any shadow is zeroed", () => {
+    const zeroedArrays: PolArray[] = [];
+    const refused = new ZeroUnsupportedError('released device array');
+    const family = {
+      kind: 'device',
+      describe: () => 'float32[2] on a device',
+      allocSimilar: () => {
+        throw new Error('not used');
+      },
+      checkZero(array: PolArray) {
+        if ((array as unknown as { released: boolean }).released) throw refused;
+      },
+      zero: (array: PolArray) => void zeroedArrays.push(array),
+    };
+    const device = (released: boolean) => ({ dtype: 'float32', dims: [2], released, [familyKey]: family }) as unknown as PolArray;
+    const ok = device(false);
+    const host = f32([5, 5]);
+    expect(caught(() => zeroShadows({ ok, host, gone: device(true) } as never))).toBe(refused);
+    expect(zeroedArrays).toEqual([]);
+    expect(Array.from(host.data)).toEqual([5, 5]);
+    zeroShadows({ ok, host } as never);
+    expect(zeroedArrays).toEqual([ok]);
+    expect(Array.from(host.data)).toEqual([0, 0]);
+  });
+
   test('walkShadows(p, g, 42): a typed error, and nothing walked', () => {
     const p = params();
     const g = Shadows(p);

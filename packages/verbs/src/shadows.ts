@@ -8,6 +8,7 @@ import {
   type Kind,
   type KindOf,
   type Materialize,
+  type PolArray,
   type Space,
   type Spec,
   shapeOf,
@@ -340,8 +341,8 @@ function checkKinds(primals: unknown, kind: string, path: string): void {
   for (let j = 0; j < paths.length; j++) checkKinds(childAt(group, keys, j), kind, paths[j] as string);
 }
 
-// Every shadow is an array that can be zeroed now: host data readable (a checked arena's stale
-// array refuses the read here, before anything is written).
+// Every shadow is an array that can be zeroed now, by its family's own check (a checked arena's
+// stale array, a released GPU array, refuse here, before anything is written).
 function checkShadows(shadows: unknown, path: string, ancestors: object[]): void {
   if (isArray(shadows)) {
     checkZeroable(shadows, path);
@@ -372,9 +373,9 @@ function checkZeroable(array: AnyArray, path: string): void {
         'implements the zeroing protocol, or zero them with the backend itself.',
     );
   }
-  // A host array's data is read now: an arena in checked mode refuses it for a stale array, and
-  // that must happen before the first shadow is written.
-  if ('data' in array) void (array as { readonly data: unknown }).data;
+  // The family's own check: a stale array of a checked arena, a released or dead device array, is
+  // refused here, before the first shadow is written.
+  family.checkZero?.(array as PolArray);
 }
 
 function zeroAll(shadows: unknown): void {

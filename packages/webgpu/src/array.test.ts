@@ -1,6 +1,6 @@
 import { StaleArrayError } from '@pol/arena';
 import { alloc, InvalidArgumentError, Similar, scratchspace, Undef, zeroArray, zeroed } from '@pol/core';
-import { describeValue } from '@pol/core/backend';
+import { describeValue, familyOf } from '@pol/core/backend';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { capture, DeviceLostError, deviceArena, download, upload } from './index.js';
 import { countCalls, requestDevice } from './test-support/gpu.js';
@@ -125,5 +125,31 @@ describe('zeroArray(gpuArray): the zeroing protocol, with clearBuffer', () => {
     const z = alloc(deviceArena(doomed, 1024), 'float32', [4]);
     doomed.destroy();
     expect(() => zeroArray(z)).toThrow(DeviceLostError);
+  });
+
+  test("the family's checkZero refuses what zero would refuse, and writes nothing either way (zeroShadows checks first)", async () => {
+    const arena = deviceArena(device, 4096, { checked: true });
+    const live = alloc(arena, 'float32', [4]);
+    upload(live, Float32Array.of(1, 2, 3, 4));
+    const stale = scratchspace(arena, (frame) => alloc(frame, 'float32', [4]));
+    const gone = deviceArena(device, 1024);
+    const y = alloc(gone, 'float32', [4]);
+    gone.slab.destroy();
+    const doomed = await requestDevice('doomed too');
+    const z = alloc(deviceArena(doomed, 1024), 'float32', [4]);
+    doomed.destroy();
+    const checkZero = familyOf(live)?.checkZero;
+    expect(checkZero).toBeTypeOf('function');
+    const calls = countCalls(device.queue, ['submit', 'writeBuffer']);
+    try {
+      checkZero?.(live);
+      expect(() => checkZero?.(stale)).toThrow(StaleArrayError);
+      expect(() => checkZero?.(y)).toThrow(/destroyed/);
+      expect(() => checkZero?.(z)).toThrow(DeviceLostError);
+      expect(calls.counts).toEqual({ submit: 0, writeBuffer: 0 });
+    } finally {
+      calls.restore();
+    }
+    expect(Array.from((await download(live)).data)).toEqual([1, 2, 3, 4]);
   });
 });

@@ -299,6 +299,18 @@ function zeroGpuArray(array: PolArray): void {
 }
 
 /**
+ * Refuse, writing nothing, a GpuArray that `zeroGpuArray` would refuse: its device lost, its slab
+ * or buffer destroyed, or (checked) the array released. `zeroShadows` checks every shadow so
+ * before it clears the first.
+ */
+function checkZeroGpuArray(array: PolArray): void {
+  const x = array as GpuArray;
+  assertAlive(arrayState(x), `zero ${String(x)}`);
+  assertLive(x, `zero ${String(x)}`);
+  void x.buffer; // a released checked array throws StaleArrayError here
+}
+
+/**
  * The `'gpu'` array family: `Similar(gpuArray)` allocates a GPUBuffer on the same device,
  * `capturing(gpuArray)` is true while that device records a capture, and `zeroArray(gpuArray)`
  * clears the array's range on the device.
@@ -310,6 +322,7 @@ export const gpuFamily: ArrayFamily<'gpu'> = Object.freeze({
     return knownState((exemplar as GpuArray).device)?.recorder !== undefined;
   },
   release: releaseSimilar,
+  checkZero: checkZeroGpuArray,
   zero: zeroGpuArray,
   describe(exemplar: PolArray): string {
     return `${shapeText(exemplar.dtype, exemplar.dims)} on ${deviceName((exemplar as GpuArray).device)}`;
