@@ -185,14 +185,16 @@ function build(
   after: () => void,
 ): { readonly step: () => F32; readonly losses: () => number } {
   const options = { lr: 0.1 };
-  let last = Number.NaN;
+  // The last loss, in a typed cell: a number stored into a mutable closure variable is boxed anew
+  // on every store (16 B a step, which would be counted against the step).
+  const last = Float64Array.of(Number.NaN);
   const step = () => {
     const { loss } = trainStep(space, params, grads, x, labels, options);
-    last = loss.data[0] ?? Number.NaN;
+    last[0] = loss.data[0] ?? Number.NaN;
     after();
     return loss;
   };
-  return { step, losses: () => last };
+  return { step, losses: () => last[0] ?? Number.NaN };
 }
 
 /**
@@ -236,7 +238,7 @@ function byHand(
     const gs = g.data;
     for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - lr * (gs[i] ?? 0);
   };
-  let last = Number.NaN;
+  const last = Float64Array.of(Number.NaN); // as in build(): no boxed number per step
   const step = () => {
     linearInto(h, params.layer1, x);
     reluInto(a, b.h);
@@ -248,10 +250,10 @@ function byHand(
     reluBackwardInto(da, b.h, b.da);
     linearBackwardInto(d1, params.layer1, x, b.dh);
     walkShadows(params, grads, sgd);
-    last = b.loss.data[0] ?? Number.NaN;
+    last[0] = b.loss.data[0] ?? Number.NaN;
     return b.loss;
   };
-  return { step, losses: () => last };
+  return { step, losses: () => last[0] ?? Number.NaN };
 }
 
 interface LoopRun {
@@ -308,7 +310,9 @@ export async function verbsAndTraining(run: RunOptions): Promise<SuiteResult> {
     return m;
   };
   comparisons.push(
-    compare(by('softmax-verb-arena'), by('softmax-bare'), { kind: 'overhead-at-most', ns: 150, zeroBytes: true }),
+    // The target for a real kernel is its bytes: a difference of +150 ns on a 12 µs call is
+    // below what one run on a shared machine can resolve, so the time is shown as a ratio, not judged.
+    compare(by('softmax-verb-arena'), by('softmax-bare'), { kind: 'bytes-at-most', bytes: 0 }),
     compare(by('softmax-verb-similar'), by('softmax-bare')),
     compare(by('noop-verb-arena'), by('noop-bare'), { kind: 'overhead-at-most', ns: 150, zeroBytes: true }),
     compare(by('noop-verb-arena'), by('noop-hand-frame-shell'), undefined, 'overhead'),

@@ -33,7 +33,9 @@ export interface TrainOptions {
  * Passing our own `loss` buffer means the step materializes nothing outside its frame, so the
  * arena's offset is the same after every step, and, since every step repeats the same
  * allocations, the arena hands back the same array objects: after the first step, neither the
- * watermark nor the count of arrays ever created moves.
+ * watermark nor the count of arrays ever created moves. Nor does a step make a JavaScript object
+ * (the verbs reuse their results and options objects); what this loop allocates per step is its
+ * own record of the step.
  */
 export function trainOnArena(options: TrainOptions = {}): { readonly arena: Arena<'host'>; readonly records: StepRecord[] } {
   const arena = new Arena(new ArrayBuffer(options.slabBytes ?? 256 << 10));
@@ -42,7 +44,8 @@ export function trainOnArena(options: TrainOptions = {}): { readonly arena: Aren
   const params = initMlp(arena, random, 2, options.hidden ?? 16, 3);
   const grads = Shadows(arena, params); // same structure as params, zeroed
   const loss = alloc(arena, 'float32', [1]);
-  // One options object for every step: the verb never writes into it (the kernel gets its own).
+  // One options object for every step, made here: a literal in the loop would be a new object per
+  // step. The verb never writes into it (a kernel without checkpoints or scratch receives it as is).
   const stepOptions = { lr: options.lr ?? 0.1, loss };
 
   const records: StepRecord[] = [];

@@ -402,6 +402,98 @@ group('the objects a verb hands out', () => {
   });
 });
 
+group('the options object a kernel receives', () => {
+  // A kernel with scratch (so the verb makes its options object), recording what it received.
+  function recording(body: (options: { tmp: F32; depth?: number }, x: F32) => void) {
+    const seen: { tmp: F32; depth?: number }[] = [];
+    const verb = Allocating(
+      describe(
+        function k(out: { y: F32 }, x: F32, options: { tmp: F32; depth?: number }) {
+          seen.push(options);
+          body(options, x);
+          out.y.data.set(x.data);
+        },
+        { outputs: (x: F32) => ({ y: Undef(x) }), scratch: (x: F32) => ({ tmp: Undef(x) }) },
+      ),
+    );
+    return { seen, verb };
+  }
+  const snapshot = (o: object) => ({ ...o });
+
+  test('a kernel that calls its own verb again: each depth keeps its own object, unchanged by the calls inside it', () => {
+    const during: { depth: number; before: object; after: object }[] = [];
+    const { seen, verb } = recording((options, x) => {
+      const depth = options.depth ?? 0;
+      const before = snapshot(options);
+      if (depth < 2) verb(x, { depth: depth + 1 }); // ambient: on this call's frame
+      during.push({ depth, before, after: snapshot(options) });
+    });
+    const arena = new Arena(new ArrayBuffer(1 << 14));
+    const start = mark(arena);
+    const x = f32([1, 2]);
+    verb(arena, x);
+    retract(arena, start);
+    verb(arena, x);
+    retract(arena, start);
+    expect(seen).toHaveLength(6);
+    for (const d of during) expect(d.after).toEqual(d.before);
+    // Within one run, three objects with three different scratch buffers.
+    expect(new Set(seen.slice(0, 3)).size).toBe(3);
+    expect(new Set(seen.slice(0, 3).map((o) => o.tmp)).size).toBe(3);
+    // The second run: the same three objects, depth by depth (a steady loop makes none).
+    for (let i = 0; i < 3; i++) expect(seen[i + 3]).toBe(seen[i]);
+    expect(seen.map((o) => o.depth)).toEqual([undefined, 1, 2, undefined, 1, 2]);
+  });
+
+  test('a kernel that keeps its object: later calls with other values never write it', () => {
+    const { seen, verb } = recording(() => {});
+    const arena = new Arena(new ArrayBuffer(4096));
+    const start = mark(arena);
+    const x = f32([1]);
+    verb(arena, x, { depth: 5 });
+    const kept = snapshot(seen[0] as object);
+    retract(arena, start);
+    verb(arena, x, { depth: 6 });
+    verb(arena, x, { depth: 5 }); // no retract: other arrays
+    expect(snapshot(seen[0] as object)).toEqual(kept);
+    expect(new Set(seen).size).toBe(3);
+    expect(seen.map((o) => o.depth)).toEqual([5, 6, 5]);
+  });
+
+  test('a kernel that throws: rolled back, its object unchanged, and the next call gets it again', () => {
+    let fail = false;
+    const { seen, verb } = recording(() => {
+      if (fail) throw new Error('kernel failed');
+    });
+    const arena = new Arena(new ArrayBuffer(4096));
+    const start = mark(arena);
+    const x = f32([1, 2]);
+    const first = verb(arena, x);
+    const kept = snapshot(seen[0] as object);
+    retract(arena, start);
+    fail = true;
+    const before = { offset: arena.offset, watermark: arena.watermark };
+    expect(() => verb(arena, x)).toThrow('kernel failed');
+    expect({ offset: arena.offset, watermark: arena.watermark }).toEqual(before);
+    expect(arena.describe().openFrames).toBe(0);
+    fail = false;
+    expect(verb(arena, x)).toBe(first);
+    expect(seen).toHaveLength(3);
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[2]).toBe(seen[0]);
+    expect(snapshot(seen[0] as object)).toEqual(kept);
+  });
+
+  test('on Similar every call gets a fresh object', () => {
+    const { seen, verb } = recording(() => {});
+    const x = f32([1]);
+    verb(x);
+    verb(x);
+    expect(seen[1]).not.toBe(seen[0]);
+    expect(seen[1]?.tmp).not.toBe(seen[0]?.tmp);
+  });
+});
+
 group('checked mode', () => {
   // A describer that breaks the contract: its answer depends on a counter, not on its arguments.
   const impure = () => {

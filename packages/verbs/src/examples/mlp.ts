@@ -351,17 +351,38 @@ export const softmaxCrossEntropy = Allocating(softmaxCrossEntropyInto);
 export const softmaxCrossEntropyBackward = Allocating(softmaxCrossEntropyBackwardInto);
 
 // One SGD update over parameters and their gradients. The per-pair function is made once, not per
-// step (a closure over `lr` would be a step's garbage); it reads the rate from `rate`, set just
-// before the synchronous walk.
-let rate = 0;
+// step (a closure over `lr` would be a step's garbage); it reads the rate from `rate[0]`, set just
+// before the synchronous walk. A typed cell rather than a `let`: a number stored into a mutable
+// module variable is boxed anew on every store (16 B a step).
+const rate = new Float64Array(1);
 function sgdPair(p: F32, g: F32): void {
   const ps = p.data;
   const gs = g.data;
-  for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - rate * (gs[i] ?? 0);
+  const lr = rate[0] ?? 0;
+  for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - lr * (gs[i] ?? 0);
 }
 function sgd(params: Mlp, grads: Mlp, lr: number): void {
-  rate = lr;
+  rate[0] = lr;
   walkShadows(params, grads, sgdPair);
+}
+
+// The options objects the step hands its inner verbs, each made once per buffer it carries and
+// then reused: a literal `{ dlayer: grads.layer2 }` in the step would be a new object on every step
+// (about 32 B each), the only garbage of a steady step on an arena. They are keyed weakly by the
+// buffer (so they keep nothing alive) and never written after they are made, so a verb or a nested
+// step that keeps one never sees it change. On an arena in steady state the step's `out.loss` and
+// the caller's shadows are the same objects every step, so these are found, not made.
+const lossOptions = new WeakMap<F32, { readonly loss: F32 }>();
+const dlayerOptions = new WeakMap<Layer, { readonly dlayer: Layer }>();
+const makeLoss = (loss: F32) => ({ loss });
+const makeDlayer = (dlayer: Layer) => ({ dlayer });
+function optionsFor<V extends object, O>(made: WeakMap<V, O>, value: V, make: (value: V) => O): O {
+  let options = made.get(value);
+  if (options === undefined) {
+    options = make(value);
+    made.set(value, options);
+  }
+  return options;
 }
 
 /**
@@ -370,7 +391,9 @@ function sgd(params: Mlp, grads: Mlp, lr: number): void {
  * `grads` (zeroed first), then plain SGD through `walkShadows`. Every verb inside runs against the
  * ambient space, which the step's own verb binds to its frame: every activation and intermediate
  * gradient is scratch of the step and dies with it, and the loss goes straight into the step's
- * output (passed as the inner verb's own buffer).
+ * output (passed as the inner verb's own buffer). On an arena in steady state a step makes no
+ * JavaScript object either: the options objects it hands its inner verbs are made once per buffer
+ * and reused.
  *
  * @example
  * ```ts
@@ -406,13 +429,13 @@ export const trainStepInto = describe(
     const h = linear(params.layer1, x).y;
     const a = relu(h).y;
     const logits = linear(params.layer2, a).y;
-    const { probs } = softmaxCrossEntropy(logits, labels, { loss: out.loss });
+    const { probs } = softmaxCrossEntropy(logits, labels, optionsFor(lossOptions, out.loss, makeLoss));
     // Backward, accumulating into the caller's shadows.
     zeroShadows(grads);
     const { dlogits } = softmaxCrossEntropyBackward(probs, labels);
-    const da = linearBackward(params.layer2, a, dlogits, { dlayer: grads.layer2 }).dx;
+    const da = linearBackward(params.layer2, a, dlogits, optionsFor(dlayerOptions, grads.layer2, makeDlayer)).dx;
     const dh = reluBackward(h, da).dx;
-    linearBackward(params.layer1, x, dh, { dlayer: grads.layer1 });
+    linearBackward(params.layer1, x, dh, optionsFor(dlayerOptions, grads.layer1, makeDlayer));
     // SGD through the shadows.
     sgd(params, grads, options.lr);
   },
