@@ -8,7 +8,7 @@
  * Targets: arena-steady, arena-first (n = 1,024), verb-shell, softmax-verb, train-arena, train-similar.
  */
 import { Session } from 'node:inspector/promises';
-import { hostOps } from './host.js';
+import { type HostOp, hostOps } from './host.js';
 import { softmaxOps, trainingLoop } from './verbs.js';
 
 interface ProfileNode {
@@ -18,14 +18,27 @@ interface ProfileNode {
   readonly children?: readonly (number | ProfileNode)[];
 }
 
-const targets: Readonly<Record<string, () => { op: () => unknown; iterations: number }>> = {
-  'arena-steady': () => ({ op: hostOps(1024)['arena-steady'] as () => unknown, iterations: 5_000_000 }),
-  'arena-first': () => ({ op: hostOps(1024)['arena-first'] as () => unknown, iterations: 500_000 }),
+/** `op` run `iterations` times; each call does `per` operations (default 1). */
+interface Target {
+  readonly op: () => unknown;
+  readonly iterations: number;
+  readonly per?: number;
+}
+
+const targets: Readonly<Record<string, () => Target>> = {
+  'arena-steady': () => hostPass('arena-steady', 5_000_000),
+  'arena-first': () => hostPass('arena-first', 500_000),
   'verb-shell': () => ({ op: softmaxOps()['noop-verb-arena'] as () => unknown, iterations: 500_000 }),
   'softmax-verb': () => ({ op: softmaxOps()['softmax-verb-arena'] as () => unknown, iterations: 30_000 }),
   'train-arena': () => ({ op: trainingLoop('arena').step, iterations: 10_000 }),
   'train-similar': () => ({ op: trainingLoop('similar').step, iterations: 10_000 }),
 };
+
+// A host operation runs a pass of allocations per call: as many calls as make `allocations`.
+function hostPass(name: string, allocations: number): Target {
+  const { run, per } = hostOps(1024)[name] as HostOp;
+  return { op: run, iterations: Math.ceil(allocations / per), per };
+}
 
 function site(frame: ProfileNode['callFrame']): string {
   const file = frame.url.split('/').slice(-3).join('/');
@@ -43,7 +56,8 @@ if (make === undefined) {
   console.error(`usage: node --expose-gc dist/profile.js <${Object.keys(targets).join('|')}> [--heap]`);
   process.exit(2);
 }
-const { op, iterations } = make();
+const { op, iterations, per = 1 } = make();
+const operations = iterations * per;
 for (let i = 0; i < iterations / 5; i++) op(); // warm up
 const session = new Session();
 session.connect();
@@ -67,8 +81,8 @@ if (flags.includes('--heap')) {
     for (const child of node.children ?? []) if (typeof child === 'object') walk(child);
   };
   walk(profile.head as unknown as ProfileNode);
-  console.log(`${name}: about ${Math.round(total / iterations)} bytes allocated per operation (sampled), by allocation site:`);
-  top(totals, 20, (v) => `${(v / iterations).toFixed(0)} B`);
+  console.log(`${name}: about ${Math.round(total / operations)} bytes allocated per operation (sampled), by allocation site:`);
+  top(totals, 20, (v) => `${(v / operations).toFixed(0)} B`);
 } else {
   await session.post('Profiler.enable');
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
@@ -85,7 +99,7 @@ if (flags.includes('--heap')) {
     const node = byId.get(id);
     if (node !== undefined) totals.set(site(node.callFrame), (totals.get(site(node.callFrame)) ?? 0) + 1);
   }
-  const perOp = ((t1 - t0) * 1e6) / iterations;
+  const perOp = ((t1 - t0) * 1e6) / operations;
   console.log(`${name}: ${perOp.toFixed(0)} ns per operation (under the profiler); self time by function:`);
   top(totals, 25, (v) => `${((100 * v) / samples.length).toFixed(1)}%`);
 }

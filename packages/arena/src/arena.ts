@@ -126,17 +126,21 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   readonly [spaceKey]: K;
   readonly slab: SlabOf<K>;
   readonly storage: SlabStorage<SlabOf<K>, K>;
-  readonly alignment: number; // a power of two
+  readonly alignment: number = 1; // a power of two
   readonly checked: boolean;
-  readonly capacity: number; // the slab's byteLength when the arena was made; never changes
+  readonly capacity: number = 0; // the slab's byteLength when the arena was made; never changes
   // The absolute byte offset of slab byte 0 in the memory views index; element alignment is absolute.
-  readonly #base: number;
+  readonly #base: number = 0;
 
-  // The hot path rounds offsets below #maskBelow up to the alignment by `(o + #alignAdd) & #alignMask`,
-  // read from fields rather than worked out from `alignment` on every carve (see alignUp).
-  readonly #maskBelow: number;
-  readonly #alignAdd: number;
-  readonly #alignMask: number;
+  // The hot path rounds offsets up to #maskUpTo up to the alignment by `(o + #alignAdd) & #alignMask`,
+  // read from fields rather than worked out from `alignment` on every carve (see alignUp). #maskUpTo
+  // is 2^30 − 1 (or −1, for alignments past 2^30), not 2^30: a small integer, which a field holds
+  // unboxed, where 2^30 would be a heap number the hot path had to load through. The numbers the
+  // hot path reads start as 0, not undefined: a field that has held undefined keeps its numbers
+  // tagged, and every read of one is then checked (see CacheEntry).
+  readonly #maskUpTo: number = 0;
+  readonly #alignAdd: number = 0;
+  readonly #alignMask: number = 0;
 
   // Invariant: 0 ≤ #offset ≤ capacity; every live carve lies in [0, #offset).
   #offset = 0;
@@ -159,7 +163,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // Unchecked mode: the carve cache, and its first level and window shift for the hot path.
   readonly #cache: CarveCache | undefined;
   readonly #dense: readonly (CacheEntry | undefined)[];
-  readonly #shift: number;
+  readonly #shift: number = 0;
   // Checked mode: the lives of live carves.
   readonly #lives: CheckedCarves | undefined;
   #created = 0;
@@ -192,7 +196,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.slab = slab as SlabOf<K>;
     this.storage = storage as unknown as SlabStorage<SlabOf<K>, K>;
     this.alignment = alignment;
-    this.#maskBelow = alignment <= 0x40000000 ? 0x40000000 : 0;
+    this.#maskUpTo = alignment <= 0x40000000 ? 0x3fffffff : -1;
     this.#alignAdd = alignment - 1;
     this.#alignMask = -alignment;
     this.checked = o.checked;
@@ -252,26 +256,27 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // usually holds, in its dense slot, a cached array of this very dtype and dims. A cached entry was
   // validated and element-aligned when it was carved at exactly that offset, and the capacity never
   // changes, so a match needs no validation, no dtype lookup, no padding and no bounds check:
-  // compare, bump, return. Anything else takes the slow path. (A checked arena's dense part is
-  // empty, so every carve takes the slow path.)
+  // compare, bump, return. A taken slot that holds another shape sends the lookup to the second
+  // level, inline too (shapes that take turns at one offset are a steady loop as well). Anything else
+  // is one call to #miss. (A checked arena's dense part is empty, so every carve takes #miss.)
   #bump<D extends DType>(dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
     const offset = this.#offset;
-    const start = offset < this.#maskBelow ? (offset + this.#alignAdd) & this.#alignMask : alignUp(offset, this.alignment);
+    const start = offset <= this.#maskUpTo ? (offset + this.#alignAdd) & this.#alignMask : alignUp(offset, this.alignment);
     const first = this.#dense[start >>> this.#shift];
+    if (
+      first !== undefined &&
+      first.start === start &&
+      first.dtype === dtype &&
+      Array.isArray(dims) && // anything else is refused by #miss's validation
+      first.rank === dims.length &&
+      (first.rank === 1 ? first.d0 === dims[0] : sameDims(first.dims, dims))
+    ) {
+      const end = first.end;
+      this.#offset = end;
+      if (end > this.#watermark) this.#watermark = end;
+      return first.array as ArrayOf<K, D>;
+    }
     if (first !== undefined) {
-      const rank = first.rank;
-      if (
-        first.start === start &&
-        first.dtype === dtype &&
-        Array.isArray(dims) && // anything else is refused by the slow path's validation
-        rank === dims.length &&
-        (rank === 1 ? first.d0 === dims[0] : sameDims(first.dims, dims))
-      ) {
-        const end = first.end;
-        this.#offset = end;
-        if (end > this.#watermark) this.#watermark = end;
-        return first.array as ArrayOf<K, D>;
-      }
       // Another shape at this offset (or another offset in this window): the second level.
       const other = (this.#cache as CarveCache).findBeyond(start, dtype, dims);
       if (other !== undefined) {
@@ -281,65 +286,68 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
         return other.array as ArrayOf<K, D>;
       }
     }
-    return this.#bumpSlow(start, dtype, dims, fallible);
+    return this.#miss(start, dtype, dims, fallible);
   }
 
-  // `aligned` is the arena-aligned start, which the fast path found nothing cached at (looking at
-  // both levels when the dense slot was taken; an empty slot means nothing is cached there, unless
-  // the offset is past 2^32, which the dense part cannot index). Every place is looked at once.
-  #bumpSlow<D extends DType>(aligned: number, dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
+  // Everything the fast path did not find at `aligned`, the arena-aligned start: the second level
+  // past 2^32 (which the dense part cannot index; below, an empty dense slot means nothing is cached
+  // there, and the fast path looked at a taken one's second level), then the carve.
+  //
+  // One function, checked mode included, and on purpose larger than V8 inlines (460 bytes of
+  // bytecode; this is about 540). When it was small enough to be inlined into a caller's loop, every
+  // steady hit in that loop was about a quarter slower once the program had carved for the first
+  // time (the loop made room for the calls of a path it never took). Optimized on its own, it has
+  // the inlining budget to take in everything a first carve calls: the measurement, the view, its
+  // wrapper and the cache entry.
+  #miss<D extends DType>(aligned: number, dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
     const cache = this.#cache;
-    let entry = cache !== undefined && aligned >= 4294967296 ? cache.findBeyond(aligned, dtype, dims) : undefined;
-    let start = aligned;
-    let end: number;
-    if (entry !== undefined) end = entry.end;
-    else {
-      const size = measureCarve(this.storage as unknown as AnyStorage, dtype, dims, this.#size); // validates
-      // JavaScript wants a view's absolute byteOffset to be a multiple of its element size.
-      start = aligned + elementPadding(this.#base, aligned, size.elementAlignment);
-      end = start + size.reserved;
-      if (end > this.capacity) {
-        if (fallible) return undefined;
-        throw this.#full(dtype, dims, start, end);
+    if (cache !== undefined && aligned >= 4294967296) {
+      const other = cache.findBeyond(aligned, dtype, dims);
+      if (other !== undefined) {
+        const end = other.end;
+        this.#offset = end;
+        if (end > this.#watermark) this.#watermark = end;
+        return other.array as ArrayOf<K, D>;
       }
-      if (cache !== undefined && start !== aligned) entry = cache.find(start, dtype, dims);
     }
-    const array =
-      entry !== undefined
-        ? entry.array
-        : cache !== undefined
-          ? this.#carveNew(cache, start, end, dtype)
-          : this.#carveChecked(this.#lives as CheckedCarves, start, dtype, this.#size.bytes);
+    const size = measureCarve(this.storage as unknown as AnyStorage, dtype, dims, this.#size); // validates
+    // JavaScript wants a view's absolute byteOffset to be a multiple of its element size.
+    const start = aligned + elementPadding(this.#base, aligned, size.elementAlignment);
+    const end = start + size.reserved;
+    if (end > this.capacity) {
+      if (fallible) return undefined;
+      throw this.#full(dtype, dims, start, end);
+    }
+    const shared = size.dims;
+    const storage = this.storage;
+    let array: PolArray;
+    if (cache === undefined) {
+      // Checked mode: a fresh array every time, with a life.
+      const life = new CarveLife(dtype, shared, start, size.bytes, this.#clock);
+      array = (
+        storage.carveChecked === undefined
+          ? storage.carve(this.slab, start, dtype, shared)
+          : storage.carveChecked(this.slab, start, dtype, shared, life)
+      ) as PolArray;
+      this.#created++;
+      (this.#lives as CheckedCarves).add(life);
+    } else {
+      // A padded start is another place, which may hold this very carve.
+      const entry = start !== aligned ? cache.find(start, dtype, dims) : undefined;
+      if (entry !== undefined) array = entry.array;
+      else {
+        const known = this.#knownCarve;
+        array =
+          known !== undefined
+            ? known(this.slab, start, dtype, shared, (size.info as DTypeInfo).TypedArray, size.count)
+            : (storage.carve(this.slab, start, dtype, shared) as PolArray);
+        this.#created++;
+        cache.add(new CacheEntry(start, dtype, shared, end, array, size.d0));
+      }
+    }
     this.#offset = end;
     if (end > this.#watermark) this.#watermark = end;
     return array as ArrayOf<K, D>;
-  }
-
-  #carveNew(cache: CarveCache, start: number, end: number, dtype: DType): PolArray {
-    const size = this.#size; // measured for this carve
-    const shared = size.dims;
-    const known = this.#knownCarve;
-    const array =
-      known !== undefined
-        ? known(this.slab, start, dtype, shared, (size.info as DTypeInfo).TypedArray, size.count)
-        : (this.storage.carve(this.slab, start, dtype, shared) as PolArray);
-    this.#created++;
-    cache.add(new CacheEntry(start, dtype, shared, end, array));
-    return array;
-  }
-
-  #carveChecked(lives: CheckedCarves, start: number, dtype: DType, bytes: number): PolArray {
-    const shared = this.#size.dims; // measured for this carve
-    const life = new CarveLife(dtype, shared, start, bytes, this.#clock);
-    const storage = this.storage;
-    const array = (
-      storage.carveChecked === undefined
-        ? storage.carve(this.slab, start, dtype, shared)
-        : storage.carveChecked(this.slab, start, dtype, shared, life)
-    ) as PolArray;
-    this.#created++;
-    lives.add(life);
-    return array;
   }
 
   // --- marks and releases ----------------------------------------------------------------------

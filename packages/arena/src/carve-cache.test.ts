@@ -5,7 +5,7 @@ import { CacheEntry, CarveCache } from './carve-cache.js';
 
 const array = (): PolArray => hostArray(new Float32Array(0));
 const entry = (start: number, dims: readonly number[], dtype: 'float32' | 'int32' = 'float32') =>
-  new CacheEntry(start, dtype, Object.freeze([...dims]), start + 4, array());
+  new CacheEntry(start, dtype, Object.freeze([...dims]), start + 4, array(), dims[0] ?? 0);
 
 /** Look every key up, adding what is missing (what an arena does on a carve); returns the misses. */
 function pass(cache: CarveCache, keys: readonly (readonly [number, readonly number[]])[]): number {

@@ -36,20 +36,31 @@ const UNDO_LIMIT = 4096;
 /**
  * One cached array: what was carved at `start`, with the key fields the hit path compares laid out
  * on the entry itself (the dtype, the rank and the first dim), so that a 1-D hit reads nothing else.
+ *
+ * Its fields are declared, not defined: a class field is first set to undefined, and a field that
+ * has held undefined keeps numbers as tagged values, which the hit path then had to check before
+ * each compare; assigned once here, `start`, `end`, `rank` and `d0` are small integers in place.
  */
 export class CacheEntry {
-  readonly rank: number;
-  readonly d0: number;
+  declare readonly start: number;
+  declare readonly dtype: DType;
+  /** Interned: frozen and shared; validated when carved. */
+  declare readonly dims: readonly number[];
+  /** `start` + the bytes the carve took (the storage's reserve of its byte length). */
+  declare readonly end: number;
+  declare readonly array: PolArray;
+  declare readonly rank: number;
+  declare readonly d0: number;
 
-  constructor(
-    readonly start: number,
-    readonly dtype: DType,
-    readonly dims: readonly number[], // interned: frozen and shared; validated when carved
-    readonly end: number, // start + the bytes the carve took (the storage's reserve of its byte length)
-    readonly array: PolArray,
-  ) {
+  /** `d0` is `dims[0]` (0 for rank 0), passed in because reading it from frozen dims is slow (see CarveSize). */
+  constructor(start: number, dtype: DType, dims: readonly number[], end: number, array: PolArray, d0: number) {
+    this.start = start;
+    this.dtype = dtype;
+    this.dims = dims;
+    this.end = end;
+    this.array = array;
     this.rank = dims.length;
-    this.d0 = dims.length === 0 ? 0 : (dims[0] as number);
+    this.d0 = d0;
   }
 }
 
@@ -151,9 +162,15 @@ export class CarveCache {
   constructor(alignment: number, capacity: number, firstLimit = FIRST_LIMIT) {
     // Math.clz32 reads its argument as 32 bits: alignments of 2^31 and more take the largest shift.
     let shift = alignment >= 2 ** 31 ? 31 : 31 - Math.clz32(alignment);
-    while (shift < 31 && capacity / 2 ** shift >= DENSE_SLOTS) shift++;
+    // The window's size is doubled along, not raised to a power at each step: `**` of a variable is
+    // a call to the math library, a noticeable part of a small arena's construction.
+    let window = 2 ** shift;
+    while (shift < 31 && capacity / window >= DENSE_SLOTS) {
+      shift++;
+      window *= 2;
+    }
     this.shift = shift;
-    const slots = Math.min(DENSE_SLOTS, Math.floor(capacity / 2 ** shift) + 1);
+    const slots = Math.min(DENSE_SLOTS, Math.floor(capacity / window) + 1);
     this.dense = emptyFirstLevel(slots);
     this.#limit = firstLimit;
   }

@@ -19,6 +19,13 @@ export class CarveSize {
   dtype: unknown = undefined;
   /** The dims measured, interned (frozen and shared): what the carved array gets. */
   dims: readonly number[] = noDims;
+  /**
+   * Their rank and first dim (0 for rank 0), kept as numbers: what a repeat compares, and what a
+   * cache entry keys on. Node 20's optimizing compiler reads an element of a frozen array, such as
+   * interned dims, through a generic lookup, which cost a first carve a few nanoseconds at each read.
+   */
+  rank = -1;
+  d0 = 0;
   /** What dtypeInfo says of the dtype. */
   info: DTypeInfo | undefined = undefined;
   /** `prod(dims)`. */
@@ -41,11 +48,10 @@ const noDims: readonly number[] = Object.freeze([]);
  * @throws {InvalidShapeError} for dims that are not an array of non-negative safe integers, or too many bytes.
  */
 export function measureCarve(storage: AnyStorage, dtype: DType, dims: readonly number[], out: CarveSize): CarveSize {
-  const last = out.dims;
   if (
     dtype === out.dtype &&
     Array.isArray(dims) &&
-    (dims.length === 1 ? last.length === 1 && last[0] === dims[0] : sameDims(last, dims))
+    (dims.length === 1 ? out.rank === 1 && out.d0 === dims[0] : sameDims(out.dims, dims))
   ) {
     return out;
   }
@@ -57,6 +63,8 @@ export function measureCarve(storage: AnyStorage, dtype: DType, dims: readonly n
   const reserve = storage.reserve;
   out.dtype = dtype;
   out.dims = internDims(dims);
+  out.rank = dims.length;
+  out.d0 = dims.length === 0 ? 0 : (dims[0] as number);
   out.info = info;
   out.count = count;
   out.bytes = bytes;
