@@ -58,7 +58,8 @@ describe('zeroArray(gpuArray): the zeroing protocol, with clearBuffer', () => {
     const calls = countCalls(device.queue, ['submit', 'writeBuffer']);
     try {
       expect(zeroArray(x)).toBe(x);
-      // Noted, not yet submitted: it goes to the queue before anything could observe it (clears.test.ts).
+      // No submit of its own, and no write through the queue's wrapped method: a small array's zeros
+      // go through the queue's own writeBuffer (clears.test.ts counts them).
       expect(calls.counts).toEqual({ submit: 0, writeBuffer: 0 });
     } finally {
       calls.restore();

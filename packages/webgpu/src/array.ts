@@ -272,12 +272,12 @@ function releaseSimilar(arrays: readonly PolArray[]): void {
 }
 
 /**
- * Zero a GpuArray with `clearBuffer` over its binding range (`offset` and `size` are multiples
- * of 4, as clearBuffer requires: the arena's alignment, and the rounded binding size). Eagerly, the
- * clear is noted, and goes to the queue with every other clear noted on the device, in one command
- * buffer, before anything could observe it (`clears.ts`). Inside a captured step the clear is
- * encoded and submitted at once, so that it is recorded like any other command, and every replay
- * zeroes the array again.
+ * Zero a GpuArray over its binding range (`offset` and `size` are multiples of 4, as clearBuffer
+ * and writeBuffer require: the arena's alignment, and the rounded binding size). Eagerly, a small
+ * array gets a `writeBuffer` of zeros at once, and a larger one a `clearBuffer`, noted and sent to
+ * the queue with every other clear noted on the device, in one command buffer, before anything
+ * could observe it (`clears.ts`). Inside a captured step a `clearBuffer` is encoded and submitted
+ * at once, so that it is recorded like any other command, and every replay zeroes the array again.
  */
 function zeroGpuArray(array: PolArray): void {
   const x = array as GpuArray;
@@ -290,7 +290,7 @@ function zeroGpuArray(array: PolArray): void {
   }
   const buffer = x.buffer; // a released checked array throws StaleArrayError here
   if (state.recorder === undefined) {
-    state.clears.add(buffer, x.offset, x.size);
+    state.clears.zero(buffer, x.offset, x.size);
     return;
   }
   const encoder = state.device.createCommandEncoder({ label: 'pol zero' });

@@ -2,6 +2,7 @@ import { StaleArrayError } from '@pol/arena';
 import { alloc, InvalidArgumentError, Similar, scratchspace, zeroArray } from '@pol/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { WRITE_ZEROS_MAX } from './clears.js';
 import { type DeviceState, knownState, markLost } from './device.js';
 import {
   bindGroup,
@@ -25,13 +26,13 @@ const addOne = /* wgsl */ `
 }`;
 
 /**
- * A fresh device whose queue's `submit` and device's `createCommandEncoder` are counted before Pol
- * first touches it, so that the counts include the calls Pol makes through the methods it keeps
- * from before its wrappers (a flush of the noted clears among them).
+ * A fresh device whose queue's `submit` and `writeBuffer` and device's `createCommandEncoder` are
+ * counted (and logged) before Pol first touches it, so that the counts include the calls Pol makes
+ * through the methods it keeps from before its wrappers (its zeros and its flushes among them).
  */
 async function countedDevice(label: string) {
   const device = await requestDevice(label);
-  const counts = { submit: 0, createCommandEncoder: 0, clearBuffer: 0 };
+  const counts = { submit: 0, writeBuffer: 0, createCommandEncoder: 0, clearBuffer: 0 };
   const log: string[] = [];
   const submit = device.queue.submit;
   Object.defineProperty(device.queue, 'submit', {
@@ -41,6 +42,16 @@ async function countedDevice(label: string) {
       counts.submit++;
       log.push(`submit ${buffers.map((b) => b.label).join(',')}`);
       return submit.call(this, buffers);
+    },
+  });
+  const writeBuffer = device.queue.writeBuffer;
+  Object.defineProperty(device.queue, 'writeBuffer', {
+    configurable: true,
+    writable: true,
+    value(this: GPUQueue, ...args: Parameters<GPUQueue['writeBuffer']>) {
+      counts.writeBuffer++;
+      log.push('write');
+      return writeBuffer.apply(this, args);
     },
   });
   const createCommandEncoder = device.createCommandEncoder;
@@ -78,6 +89,7 @@ async function countedDevice(label: string) {
   };
   const reset = () => {
     counts.submit = 0;
+    counts.writeBuffer = 0;
     counts.createCommandEncoder = 0;
     counts.clearBuffer = 0;
     log.length = 0;
@@ -87,15 +99,26 @@ async function countedDevice(label: string) {
 
 type Counted = Awaited<ReturnType<typeof countedDevice>>;
 
+/** Float32 lengths on either side of the write-or-clear line: zeros written at once, or a clear noted. */
+const SMALL = 64;
+const LARGE = WRITE_ZEROS_MAX / 4 + 64;
+const sizes = [
+  ['small (zeros written at once)', SMALL],
+  ['large (a clear noted)', LARGE],
+] as const;
+/** What the counted device logs for a zeroArray of `n` floats: the write at the call, or the flush's submit later. */
+const zeroLog = (n: number) => (n * 4 <= WRITE_ZEROS_MAX ? 'write' : 'submit pol zero');
+const ARENA = 1 << 20;
+
 const values = async (x: GpuArray) => Array.from((await download(x)).data as Float32Array);
 const filled = (n: number, v: number) => new Float32Array(n).fill(v);
 
-/** Two arrays of 64 floats, `x` filled with `v` and then zeroed (the clear still noted), `y` the output. */
-function zeroedPair(v: number) {
-  const arena = deviceArena(d.device, 4096);
-  const x = alloc(arena, 'float32', [64]);
-  const y = alloc(arena, 'float32', [64]);
-  upload(x, filled(64, v));
+/** Two arrays of `n` floats, `x` filled with `v` and then zeroed, `y` the output. */
+function zeroedPair(n: number, v: number) {
+  const arena = deviceArena(d.device, ARENA);
+  const x = alloc(arena, 'float32', [n]);
+  const y = alloc(arena, 'float32', [n]);
+  upload(x, filled(n, v));
   zeroArray(x);
   return { x, y };
 }
@@ -106,83 +129,96 @@ beforeAll(async () => {
 });
 afterAll(() => d.device.destroy());
 
-describe('eager zeroArray: noted, and flushed before anything could observe it', () => {
-  test('four zeroArrays then a submit: one encoder and one submit more, not four of each', async () => {
-    const arena = deviceArena(d.device, 4096);
+describe('eager zeroArray: how many calls it makes', () => {
+  test('four small arrays: four writes of zeros at the call, and no encoder or submit of their own', async () => {
+    const arena = deviceArena(d.device, ARENA);
     const grads = [0, 1, 2, 3].map(() => alloc(arena, 'float32', [16]));
-    const x = alloc(arena, 'float32', [16]);
-    const y = alloc(arena, 'float32', [16]);
     for (const g of grads) upload(g, filled(16, 3));
-    const user = d.encodeAddOne(x, y);
     d.reset();
     for (const g of grads) zeroArray(g);
-    expect(d.counts).toEqual({ submit: 0, createCommandEncoder: 0, clearBuffer: 0 }); // noted only
-    d.device.queue.submit([user]);
-    expect(d.counts).toEqual({ submit: 2, createCommandEncoder: 1, clearBuffer: 4 });
-    expect(d.log).toEqual(['submit pol zero', 'submit user']); // the clears first, in their own submit
+    expect(d.counts).toEqual({ submit: 0, writeBuffer: 4, createCommandEncoder: 0, clearBuffer: 0 });
     d.device.queue.submit([]);
-    expect(d.counts.submit).toBe(3); // nothing noted, nothing added
+    expect(d.counts.submit).toBe(1); // the user's only
     for (const g of grads) expect(await values(g)).toEqual(Array.from(filled(16, 0)));
   });
 
+  test('four large arrays then a submit: one encoder and one submit more, not four of each', async () => {
+    const arena = deviceArena(d.device, 8 * ARENA);
+    const grads = [0, 1, 2, 3].map(() => alloc(arena, 'float32', [LARGE]));
+    const x = alloc(arena, 'float32', [16]);
+    const y = alloc(arena, 'float32', [16]);
+    for (const g of grads) upload(g, filled(LARGE, 3));
+    const user = d.encodeAddOne(x, y);
+    d.reset();
+    for (const g of grads) zeroArray(g);
+    expect(d.counts).toEqual({ submit: 0, writeBuffer: 0, createCommandEncoder: 0, clearBuffer: 0 }); // noted only
+    d.device.queue.submit([user]);
+    expect(d.counts).toEqual({ submit: 2, writeBuffer: 0, createCommandEncoder: 1, clearBuffer: 4 });
+    expect(d.log).toEqual(['submit pol zero', 'submit user']); // the clears first, in their own submit
+    d.device.queue.submit([]);
+    expect(d.counts.submit).toBe(3); // nothing noted, nothing added
+    for (const g of grads) expect(await values(g)).toEqual(Array.from(filled(LARGE, 0)));
+  });
+});
+
+describe.each(sizes)('eager zeroArray of a %s array: as if submitted at the call', (_, n) => {
   test('zeroArray then writeBuffer of the same range: the written data wins, as in submission order', async () => {
-    const arena = deviceArena(d.device, 4096);
-    const x = alloc(arena, 'float32', [4]);
-    upload(x, Float32Array.of(1, 2, 3, 4));
+    const x = alloc(deviceArena(d.device, ARENA), 'float32', [n]);
+    upload(x, filled(n, 1));
     zeroArray(x);
-    upload(x, Float32Array.of(5, 6, 7, 8));
-    expect(await values(x)).toEqual([5, 6, 7, 8]);
-    // Part of the range, through the raw queue method: the rest stays cleared.
+    upload(x, filled(n, 5));
+    expect(await values(x)).toEqual(Array.from(filled(n, 5)));
+    // Part of the range, through the queue's method: the rest stays cleared.
     zeroArray(x);
     d.device.queue.writeBuffer(x.buffer, x.offset + 4, Float32Array.of(9));
-    expect(await values(x)).toEqual([0, 9, 0, 0]);
+    const expected = filled(n, 0);
+    expected[1] = 9;
+    expect(await values(x)).toEqual(Array.from(expected));
     // uploadAll's batched write, too.
     zeroArray(x);
-    uploadAll([[x, Float32Array.of(1, 1, 1, 1)]]);
-    expect(await values(x)).toEqual([1, 1, 1, 1]);
+    uploadAll([[x, filled(n, 1)]]);
+    expect(await values(x)).toEqual(Array.from(filled(n, 1)));
   });
 
   test("a user's dispatch that reads the array sees zeros, encoded after the call or before it", async () => {
-    const { x, y } = zeroedPair(41);
+    const { x, y } = zeroedPair(n, 41);
     d.device.queue.submit([d.encodeAddOne(x, y)]);
-    expect(await values(y)).toEqual(Array.from(filled(64, 1)));
-    // Encoded before zeroArray, submitted after it: the clear was submitted first, so it still reads zeros.
-    upload(x, filled(64, 41));
+    expect(await values(y)).toEqual(Array.from(filled(n, 1)));
+    // Encoded before zeroArray, submitted after it: the zeros went first, so it still reads them.
+    upload(x, filled(n, 41));
     const early = d.encodeAddOne(x, y);
     zeroArray(x);
     d.device.queue.submit([early]);
-    expect(await values(y)).toEqual(Array.from(filled(64, 1)));
+    expect(await values(y)).toEqual(Array.from(filled(n, 1)));
   });
 
   test("readbacks see zeros: download, and a user's copy to a MAP_READ buffer and mapAsync", async () => {
-    const arena = deviceArena(d.device, 4096);
-    const x = alloc(arena, 'float32', [4]);
-    upload(x, Float32Array.of(1, 2, 3, 4));
+    const x = alloc(deviceArena(d.device, ARENA), 'float32', [n]);
+    upload(x, filled(n, 2));
     zeroArray(x);
-    expect(await values(x)).toEqual([0, 0, 0, 0]);
-    upload(x, Float32Array.of(1, 2, 3, 4));
+    expect(await values(x)).toEqual(Array.from(filled(n, 0)));
+    upload(x, filled(n, 2));
     zeroArray(x);
-    const staging = d.device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const staging = d.device.createBuffer({ size: n * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     const encoder = d.device.createCommandEncoder();
-    encoder.copyBufferToBuffer(x.buffer, x.offset, staging, 0, 16);
+    encoder.copyBufferToBuffer(x.buffer, x.offset, staging, 0, n * 4);
     d.device.queue.submit([encoder.finish()]);
     await staging.mapAsync(GPUMapMode.READ);
-    expect(Array.from(new Float32Array(staging.getMappedRange().slice(0)))).toEqual([0, 0, 0, 0]);
+    expect(Array.from(new Float32Array(staging.getMappedRange().slice(0)))).toEqual(Array.from(filled(n, 0)));
     staging.destroy();
   });
 
-  test('onSubmittedWorkDone covers the noted clears: they are submitted before the wait starts', async () => {
-    const x = alloc(deviceArena(d.device, 4096), 'float32', [4]);
+  test('onSubmittedWorkDone covers the zeros: written or submitted before the wait starts', async () => {
+    const x = alloc(deviceArena(d.device, ARENA), 'float32', [n]);
     d.reset();
     zeroArray(x);
     await d.device.queue.onSubmittedWorkDone();
-    expect(d.log).toEqual(['submit pol zero']);
+    expect(d.log).toEqual([zeroLog(n)]);
   });
 
-  test("a user's invalid command buffer in the next submit does not take the clears with it", async () => {
-    const arena = deviceArena(d.device, 4096);
-    const x = alloc(arena, 'float32', [4]);
-    upload(x, Float32Array.of(1, 2, 3, 4));
+  test("a user's invalid command buffer in the next submit does not take the zeros with it", async () => {
+    const x = alloc(deviceArena(d.device, ARENA), 'float32', [n]);
+    upload(x, filled(n, 3));
     zeroArray(x);
     const { error } = await validationOf(d.device, () => {
       const encoder = d.device.createCommandEncoder({ label: 'bad' });
@@ -190,16 +226,16 @@ describe('eager zeroArray: noted, and flushed before anything could observe it',
       d.device.queue.submit([encoder.finish()]);
     });
     expect(error).not.toBeNull(); // the user's submit was dropped by WebGPU...
-    expect(await values(x)).toEqual([0, 0, 0, 0]); // ...and the clear, submitted on its own, ran
+    expect(await values(x)).toEqual(Array.from(filled(n, 0))); // ...and the zeros, on their own, landed
   });
 
-  test('a buffer destroyed after a zeroArray gets its clear first: buffer.destroy(), slab.destroy(), a slab buffer destroyed', async () => {
+  test('a buffer destroyed after a zeroArray gets its zeros first: buffer.destroy(), slab.destroy(), a slab buffer destroyed', async () => {
     for (const how of ['Similar buffer.destroy()', 'slab.destroy()', 'slab.buffer.destroy()'] as const) {
-      const arena = deviceArena(d.device, 4096);
+      const arena = deviceArena(d.device, ARENA);
       const x =
         how === 'Similar buffer.destroy()'
-          ? alloc(Similar(alloc(arena, 'float32', [4])), 'float32', [4])
-          : alloc(arena, 'float32', [4]);
+          ? alloc(Similar(alloc(arena, 'float32', [4])), 'float32', [n])
+          : alloc(arena, 'float32', [n]);
       d.reset();
       const { error } = await validationOf(d.device, () => {
         zeroArray(x);
@@ -210,49 +246,51 @@ describe('eager zeroArray: noted, and flushed before anything could observe it',
       });
       await d.device.queue.onSubmittedWorkDone();
       expect(error, how).toBeNull();
-      expect(d.log[0], how).toBe('submit pol zero'); // submitted, before the user's submit
-      expect(d.counts.clearBuffer, how).toBe(1);
+      expect(d.log[0], how).toBe(zeroLog(n)); // before the user's submit
+      expect(d.counts.clearBuffer + d.counts.writeBuffer, how).toBe(1);
     }
   });
 
-  test('a checked frame poisons what zeroArray cleared in it: the poison lands after the clear, as it would have', async () => {
+  test('a checked frame poisons what zeroArray cleared in it: the poison lands after the zeros, as it would have', async () => {
     // What the released bytes hold after the frame, with and without a zeroArray in it.
     const leftBehind = async (zero: boolean) => {
-      const arena = deviceArena(d.device, 4096, { checked: true });
+      const arena = deviceArena(d.device, ARENA, { checked: true });
       const offset = scratchspace(arena, (frame) => {
-        const t = alloc(frame, 'float32', [4]);
-        upload(t, Float32Array.of(1, 2, 3, 4));
+        const t = alloc(frame, 'float32', [n]);
+        upload(t, filled(n, 1));
         if (zero) zeroArray(t);
         return t.offset;
       });
-      const raw = alloc(deviceArena(d.device, 4096), 'uint32', [4]);
+      const raw = alloc(deviceArena(d.device, ARENA), 'uint32', [n]);
       const encoder = d.device.createCommandEncoder();
-      encoder.copyBufferToBuffer(arena.slab.buffer, offset, raw.buffer, raw.offset, 16);
+      encoder.copyBufferToBuffer(arena.slab.buffer, offset, raw.buffer, raw.offset, n * 4);
       d.device.queue.submit([encoder.finish()]);
       return Array.from((await download(raw)).data);
     };
     const poison = await leftBehind(false);
-    expect(poison).not.toEqual([0, 0, 0, 0]);
+    expect(poison).not.toContain(0);
     expect(await leftBehind(true)).toEqual(poison);
   });
 
-  test('a clear noted before a capture goes to the queue at its start: the step reads zeros, the graph does not clear', async () => {
-    const { x: g, y } = zeroedPair(5);
+  test('zeroArray just before a capture: the step reads zeros, and the graph does not clear', async () => {
+    const { x: g, y } = zeroedPair(n, 5);
     const graph = await capture(d.device, () => {
       d.device.queue.submit([d.encodeAddOne(g, y)]);
     });
     expect(graph.stats).toEqual({ submits: 1, passes: 1, dispatches: 1, copies: 0 });
-    expect(await values(y)).toEqual(Array.from(filled(64, 1))); // the eager run read the cleared g
-    upload(g, filled(64, 5));
+    expect(await values(y)).toEqual(Array.from(filled(n, 1))); // the eager run read the zeroed g
+    upload(g, filled(n, 5));
     graph.replay();
-    expect(await values(y)).toEqual(Array.from(filled(64, 6)));
-    expect(await values(g)).toEqual(Array.from(filled(64, 5))); // the replay does not clear g
+    expect(await values(y)).toEqual(Array.from(filled(n, 6)));
+    expect(await values(g)).toEqual(Array.from(filled(n, 5))); // the replay does not clear g
   });
+});
 
+describe('eager zeroArray on a lost device', () => {
   test('a device lost with clears noted drops them without throwing', async () => {
     for (const how of ['device.destroy()', 'its lost promise'] as const) {
       const doomed = await countedDevice(`doomed clears (${how})`);
-      const x = alloc(deviceArena(doomed.device, 4096), 'float32', [4]);
+      const x = alloc(deviceArena(doomed.device, ARENA), 'float32', [LARGE]);
       zeroArray(x);
       doomed.reset();
       if (how === 'device.destroy()') doomed.device.destroy();
@@ -266,37 +304,40 @@ describe('eager zeroArray: noted, and flushed before anything could observe it',
   });
 });
 
-describe('bad input to an eager zeroArray: a typed error at the call, and nothing noted', () => {
-  test('a released checked array, an array of a destroyed slab, a destroyed Similar buffer, a lost device', async () => {
-    const checked = deviceArena(d.device, 4096, { checked: true });
-    const stale = scratchspace(checked, (frame) => alloc(frame, 'float32', [4]));
-    const dead = deviceArena(d.device, 4096);
-    const onDead = alloc(dead, 'float32', [4]);
-    dead.slab.destroy();
-    const similar = alloc(Similar(alloc(deviceArena(d.device, 4096), 'float32', [4])), 'float32', [4]);
-    similar.buffer.destroy();
-    await d.device.queue.onSubmittedWorkDone();
-    d.reset();
-    expect(thrownBy(() => zeroArray(stale))).toBeInstanceOf(StaleArrayError);
-    for (const gone of [onDead, similar]) {
-      const error = thrownBy(() => zeroArray(gone));
-      expect(error).toBeInstanceOf(InvalidArgumentError);
-      expect((error as Error).message).toMatch(/Cannot zero .* is gone: .*destroyed/);
-    }
-    d.device.queue.submit([]);
-    expect(d.log).toEqual(['submit ']); // nothing was noted: no flush before the user's submit
-    const doomed = await countedDevice('doomed bad input');
-    const z = alloc(deviceArena(doomed.device, 4096), 'float32', [4]);
-    doomed.device.destroy();
-    doomed.reset();
-    expect(thrownBy(() => zeroArray(z))).toBeInstanceOf(DeviceLostError);
-    doomed.device.queue.submit([]);
-    expect(doomed.log).toEqual(['submit ']);
-  });
+describe('bad input to an eager zeroArray: a typed error at the call, and nothing written or noted', () => {
+  test.each(sizes)(
+    '%s: a released checked array, an array of a destroyed slab, a destroyed Similar buffer, a lost device',
+    async (_, n) => {
+      const checked = deviceArena(d.device, ARENA, { checked: true });
+      const stale = scratchspace(checked, (frame) => alloc(frame, 'float32', [n]));
+      const dead = deviceArena(d.device, ARENA);
+      const onDead = alloc(dead, 'float32', [n]);
+      dead.slab.destroy();
+      const similar = alloc(Similar(alloc(deviceArena(d.device, ARENA), 'float32', [4])), 'float32', [n]);
+      similar.buffer.destroy();
+      await d.device.queue.onSubmittedWorkDone();
+      d.reset();
+      expect(thrownBy(() => zeroArray(stale))).toBeInstanceOf(StaleArrayError);
+      for (const gone of [onDead, similar]) {
+        const error = thrownBy(() => zeroArray(gone));
+        expect(error).toBeInstanceOf(InvalidArgumentError);
+        expect((error as Error).message).toMatch(/Cannot zero .* is gone: .*destroyed/);
+      }
+      expect(d.log).toEqual([]); // nothing written
+      d.device.queue.submit([]);
+      expect(d.log).toEqual(['submit ']); // nothing noted: no flush before the user's submit
+      const doomed = await countedDevice('doomed bad input');
+      const z = alloc(deviceArena(doomed.device, ARENA), 'float32', [n]);
+      doomed.device.destroy();
+      doomed.reset();
+      expect(thrownBy(() => zeroArray(z))).toBeInstanceOf(DeviceLostError);
+      doomed.device.queue.submit([]);
+      expect(doomed.log).toEqual(['submit ']);
+    },
+  );
 });
 
 describe('property: any sequence of zero, write, dispatch and readback keeps submission order', () => {
-  const n = 64;
   const op = fc.oneof(
     fc.record({ kind: fc.constant('zero' as const), a: fc.nat(2) }),
     fc.record({ kind: fc.constant('write' as const), a: fc.nat(2), v: fc.integer({ min: 1, max: 9 }) }),
@@ -308,8 +349,8 @@ describe('property: any sequence of zero, write, dispatch and readback keeps sub
 
   test('the device ends, and every readback sees, what a host model that runs each call at once computes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
-        const arena = deviceArena(d.device, 4096);
+      fc.asyncProperty(fc.constantFrom(SMALL, LARGE), fc.array(op, { minLength: 1, maxLength: 12 }), async (n, ops) => {
+        const arena = deviceArena(d.device, ARENA);
         const arrays = [0, 1, 2].map(() => alloc(arena, 'float32', [n]));
         const hosts = arrays.map(() => new Float32Array(n).fill(7));
         for (const a of arrays) upload(a, filled(n, 7));

@@ -1,20 +1,25 @@
 /**
- * The clears an eager `zeroArray` asks for, deferred: each array's clear is noted, and every clear
- * noted on a device goes to the queue in one command buffer (one encoder, one submit), just before
- * the next queue operation that could observe it. A step that zeroes four gradients then costs one
- * encoder and one submit, where a submit of its own per array cost four of each.
+ * What an eager `zeroArray` does (inside a captured step, the clear is recorded instead). A small
+ * array, up to {@link WRITE_ZEROS_MAX} bytes, is zeroed at the call by a `queue.writeBuffer` from
+ * a shared buffer of zeros: a queue operation, so it is ordered exactly as a submit at the call
+ * would be, and it rides on the next submit instead of needing one (on Dawn a submit costs about
+ * as much as a dozen small writes, and a command buffer of clears needs an encoder, a finish and a
+ * submit). A larger array's clear is noted, and every clear noted on a device goes to the queue in
+ * one command buffer (one encoder, one submit) just before the next operation that could observe
+ * it: writing its zeros from the host would cost more than that submit.
  *
- * The order stays WebGPU's exactly: the instrumentation owner flushes the clears before it forwards
- * `queue.submit`, `queue.writeBuffer` and `queue.onSubmittedWorkDone`, and a buffer's `destroy`;
- * Pol flushes them before it poisons released bytes, and before a capture starts recording. So
- * everything that reaches the queue after a `zeroArray` call reaches it after that clear, as it
- * would had the clear been submitted at the call; work encoded earlier but submitted later runs
- * after it too, as it would have. Nothing else can observe a buffer's bytes: texture writes and
- * external textures touch textures only, a slab's buffer cannot be mapped (so a `mapAsync` reads
- * what a submitted copy wrote), and a destroyed or lost device runs nothing more (its noted clears
- * are dropped). The clears have a submit of their own rather than joining the next one, because
- * WebGPU drops a whole submit when one of its command buffers is invalid, and a user's invalid
- * command buffer must not take the clears down with it (on Dawn the two cost the same).
+ * The order stays WebGPU's exactly: the instrumentation owner flushes the noted clears before it
+ * forwards `queue.submit`, `queue.writeBuffer` and `queue.onSubmittedWorkDone`, and a buffer's
+ * `destroy`; Pol flushes them before it poisons released bytes, and before a capture starts
+ * recording. So everything that reaches the queue after a `zeroArray` call reaches it after that
+ * clear, as it would had the clear been submitted at the call; work encoded earlier but submitted
+ * later runs after it too, as it would have. (A small array's zeros need no flush of the noted
+ * clears: zeros written in either order are zeros.) Nothing else can observe a buffer's bytes:
+ * texture writes and external textures touch textures only, a slab's buffer cannot be mapped (so a
+ * `mapAsync` reads what a submitted copy wrote), and a destroyed or lost device runs nothing more
+ * (its noted clears are dropped). The noted clears have a submit of their own rather than joining
+ * the next one, because WebGPU drops a whole submit when one of its command buffers is invalid,
+ * and a user's invalid command buffer must not take the clears down with it.
  *
  * Each `zeroArray` checks its array when it is called (alive, of a live slab, on a live device), and
  * every way the buffer can die afterwards flushes first, so a noted clear is always valid when it
@@ -25,18 +30,29 @@
  * @module
  */
 
-/** The device's own encoder and submit, from before Pol wrapped them (a flush is not observed). */
+/** The device's own encoder, submit and write, from before Pol wrapped them (Pol's clears are not observed). */
 export interface ClearMethods {
   readonly createCommandEncoder: GPUDevice['createCommandEncoder'];
   readonly submit: GPUQueue['submit'];
+  readonly writeBuffer: GPUQueue['writeBuffer'];
 }
+
+/**
+ * The largest array, in bytes, that an eager `zeroArray` zeroes with a `writeBuffer` of zeros;
+ * larger ones get a `clearBuffer`. Measured on Dawn over SwiftShader: a write of 64 KiB costs
+ * about a third of an encoder, a clear, a finish and a submit; one of 256 KiB, more than two of them.
+ */
+export const WRITE_ZEROS_MAX = 64 * 1024;
+
+// The zeros every small array's write reads from, made on the first such write.
+let zeros: ArrayBuffer | undefined;
 
 // The encoder's and the command buffer's label: what a validation message or a capture tool names.
 const descriptor: GPUCommandEncoderDescriptor & GPUCommandBufferDescriptor = Object.freeze({ label: 'pol zero' });
 
-/** The clears noted on one device and not yet submitted. */
-export class PendingClears {
-  /** How many clears are noted: a wrapper tests this before it calls {@link PendingClears.flush}. */
+/** A device's eager clears: small arrays' zeros written at once, larger ones' clears noted until a flush. */
+export class EagerClears {
+  /** How many clears are noted: a wrapper tests this before it calls {@link EagerClears.flush}. */
   count = 0;
   readonly #buffers: (GPUBuffer | undefined)[] = [];
   readonly #offsets: number[] = [];
@@ -49,8 +65,17 @@ export class PendingClears {
     readonly raw: ClearMethods,
   ) {}
 
-  /** Note the clear of `size` bytes at `offset` of `buffer` (both multiples of 4, already checked). */
-  add(buffer: GPUBuffer, offset: number, size: number): void {
+  /**
+   * Zero `size` bytes at `offset` of `buffer` (both multiples of 4, already checked): written now
+   * when `size` is at most {@link WRITE_ZEROS_MAX}, noted for the next flush otherwise.
+   */
+  zero(buffer: GPUBuffer, offset: number, size: number): void {
+    if (size <= WRITE_ZEROS_MAX) {
+      if (size === 0) return;
+      zeros ??= new ArrayBuffer(WRITE_ZEROS_MAX);
+      this.raw.writeBuffer.call(this.device.queue, buffer, offset, zeros, 0, size);
+      return;
+    }
     const n = this.count;
     this.#buffers[n] = buffer;
     this.#offsets[n] = offset;

@@ -9,7 +9,7 @@
 
 import { InvalidArgumentError } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
-import type { PendingClears } from './clears.js';
+import type { EagerClears } from './clears.js';
 import { DeviceLostError } from './errors.js';
 import type { PlanningHook, RecordingHook } from './hooks.js';
 
@@ -39,8 +39,8 @@ export interface DeviceState {
   planner: PlanningHook | undefined;
   /** What must hear of the device's loss: its graphs that are still valid, and the arenas over its slabs. */
   readonly listeners: Set<LossListener>;
-  /** The eager clears `zeroArray` noted, submitted before anything could observe them (`clears.ts`). */
-  readonly clears: PendingClears;
+  /** What an eager `zeroArray` does: zeros written at once, or a clear noted and flushed before anything could observe it (`clears.ts`). */
+  readonly clears: EagerClears;
   readonly raw: RawMethods;
 }
 

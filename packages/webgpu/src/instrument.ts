@@ -32,7 +32,7 @@ import { describeValue, shapeText } from '@pol/core/backend';
 import { isGpuArray } from './array.js';
 import { BufferOwner, bufferName, labelName, ownerOf, setOwner } from './buffers.js';
 import { checkedEncoder } from './checked.js';
-import { PendingClears } from './clears.js';
+import { EagerClears } from './clears.js';
 import { observe } from './commands.js';
 import { assertDevice, type DeviceState, deviceName, knownState, markLost, registerState } from './device.js';
 import { Usage } from './flags.js';
@@ -101,7 +101,11 @@ export function stateOf(device: GPUDevice, what = 'Pol'): DeviceState {
     recorder: undefined,
     planner: undefined,
     listeners: new Set(),
-    clears: new PendingClears(device, { createCommandEncoder: device.createCommandEncoder, submit: queue.submit }),
+    clears: new EagerClears(device, {
+      createCommandEncoder: device.createCommandEncoder,
+      submit: queue.submit,
+      writeBuffer: queue.writeBuffer,
+    }),
     raw: { writeBuffer: queue.writeBuffer, onSubmittedWorkDone: queue.onSubmittedWorkDone },
   };
   try {
