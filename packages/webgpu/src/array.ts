@@ -282,13 +282,7 @@ function releaseSimilar(arrays: readonly PolArray[]): void {
 function zeroGpuArray(array: PolArray): void {
   const x = array as GpuArray;
   const state = arrayState(x);
-  if (state.lost !== undefined || !isLive(x)) {
-    // The message is built only when one is thrown: a steady step's zeroing allocates nothing.
-    const what = `zero ${String(x)}`;
-    assertAlive(state, what);
-    assertLive(x, what);
-  }
-  const buffer = x.buffer; // a released checked array throws StaleArrayError here
+  const buffer = zeroableBuffer(x, state);
   if (state.recorder === undefined) {
     state.clears.zero(buffer, x.offset, x.size);
     return;
@@ -305,9 +299,18 @@ function zeroGpuArray(array: PolArray): void {
  */
 function checkZeroGpuArray(array: PolArray): void {
   const x = array as GpuArray;
-  assertAlive(arrayState(x), `zero ${String(x)}`);
-  assertLive(x, `zero ${String(x)}`);
-  void x.buffer; // a released checked array throws StaleArrayError here
+  zeroableBuffer(x, arrayState(x));
+}
+
+/** The buffer to zero `x` in, or the refusal `zeroGpuArray` gives. */
+function zeroableBuffer(x: GpuArray, state: DeviceState): GPUBuffer {
+  if (state.lost !== undefined || !isLive(x)) {
+    // The message is built only when one is thrown: a steady step's zeroing allocates nothing.
+    const what = `zero ${String(x)}`;
+    assertAlive(state, what);
+    assertLive(x, what);
+  }
+  return x.buffer; // a released checked array throws StaleArrayError here
 }
 
 /**
