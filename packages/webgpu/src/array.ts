@@ -206,6 +206,14 @@ export function isLive(array: GpuArray): boolean {
   return ownerOf(bufferOf(array))?.released === undefined;
 }
 
+/**
+ * Whether `x` is a GpuArray of an unchecked arena (or a Similar one): its buffer, offset and size
+ * never change and reading them checks nothing, so the bind-group cache may key on the array itself.
+ */
+export function isPlainGpuArray(x: unknown): boolean {
+  return x instanceof GpuArrayImpl;
+}
+
 /** Whether the array came from a checked arena (its `buffer`, `offset` and `size` check that it is alive). */
 export function isCheckedArray(array: GpuArray): boolean {
   return array instanceof CheckedGpuArrayImpl;

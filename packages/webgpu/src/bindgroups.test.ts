@@ -99,6 +99,37 @@ describe('bindGroup', () => {
     }
   });
 
+  test('an array seen before is found by itself, and another array over the same range finds the same group', () => {
+    const slab = deviceSlab(device, 4096);
+    const [a, b] = [new Arena(slab), new Arena(slab)];
+    const x = alloc(a, 'float32', 16);
+    const y = alloc(a, 'float32', 16);
+    const calls = countCalls(device, ['createBindGroup']);
+    try {
+      const g = bindGroup(device, layout, [x, y]);
+      for (let i = 0; i < 3; i++) expect(bindGroup(device, layout, [x, y])).toBe(g);
+      // Other objects over the same ranges: a second arena's carves, and plain bindings.
+      const [x2, y2] = [alloc(b, 'float32', 16), alloc(b, 'float32', 16)];
+      expect(x2).not.toBe(x);
+      expect(bindGroup(device, layout, [x2, y2])).toBe(g);
+      expect(bindGroup(device, layout, [x2, { buffer: y.buffer, offset: y.offset, size: y.size }])).toBe(g);
+      expect(bindGroup(device, layout, [y, x])).not.toBe(g);
+      expect(calls.counts.createBindGroup).toBe(2);
+      // Found by the arrays themselves, and still refused once their buffer is gone.
+      slab.destroy();
+      for (const pair of [
+        [x, y],
+        [x2, y2],
+      ]) {
+        expect(() => bindGroup(device, layout, pair)).toThrow(InvalidArgumentError);
+        expect(() => bindGroup(device, layout, pair)).toThrow(/destroyed/);
+      }
+      expect(calls.counts.createBindGroup).toBe(2);
+    } finally {
+      calls.restore();
+    }
+  });
+
   test('refuses a binding whose buffer is gone, even when its group is cached', () => {
     const slab = deviceSlab(device, 4096);
     const arena = new Arena(slab);

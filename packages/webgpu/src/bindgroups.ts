@@ -8,17 +8,36 @@
 
 import { InvalidArgumentError } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
-import { ownerOf } from './buffers.js';
+import { isPlainGpuArray } from './array.js';
+import { type BufferOwner, ownerOf } from './buffers.js';
 import { assertAlive, assertDevice, deviceName, knownState } from './device.js';
 import { errorText, GpuAllocationError } from './errors.js';
 import { stateOf } from './instrument.js';
 
 // A trie over the bindings: layout → (buffer → offset → size → node) per binding, in binding order.
-// A lookup walks WeakMap/Map gets only, so a hit allocates nothing.
+// A lookup walks WeakMap/Map gets only, so a hit allocates nothing. The same edge is also kept
+// under each unchecked GpuArray that took it (its range never changes), so a steady step, which
+// binds the same arrays, pays one WeakMap get per binding instead of three gets and an owner's.
 class Node {
   group: GPUBindGroup | undefined;
   device: GPUDevice | undefined;
   next: WeakMap<GPUBuffer, Map<number, Map<number, Node>>> | undefined;
+  byArray: WeakMap<object, Node> | undefined;
+  /** The owners of the group's buffers (a leaf's): a hit on a released one is a miss, which refuses it. */
+  owners: readonly (BufferOwner | undefined)[] | undefined;
+}
+
+/** Keep the edge from `node` to `next` under the unchecked GpuArray `array` too. */
+function remember(node: Node, array: object, next: Node): void {
+  node.byArray ??= new WeakMap();
+  node.byArray.set(array, next);
+}
+
+/** Whether every buffer of a cached group is still there. */
+function alive(owners: readonly (BufferOwner | undefined)[] | undefined): boolean {
+  if (owners === undefined) return true;
+  for (let i = 0; i < owners.length; i++) if (owners[i]?.released !== undefined) return false;
+  return true;
 }
 
 const roots = new WeakMap<GPUBindGroupLayout, Node>();
@@ -72,18 +91,21 @@ export function bindGroup(device: GPUDevice, layout: GPUBindGroupLayout, binding
       node = undefined;
       break;
     }
-    const buffer = b.buffer;
-    const owner = ownerOf(buffer);
-    if (owner?.released !== undefined) {
-      node = undefined;
-      break;
+    const plain = isPlainGpuArray(b);
+    let next = plain ? node.byArray?.get(b) : undefined;
+    if (next === undefined) {
+      // A checked array's `buffer` throws StaleArrayError here, for a released one.
+      next = node.next
+        ?.get(b.buffer)
+        ?.get(b.offset ?? 0)
+        ?.get(b.size ?? -1);
+      if (next !== undefined && plain) remember(node, b, next);
     }
-    node = node.next
-      ?.get(buffer)
-      ?.get(b.offset ?? 0)
-      ?.get(b.size ?? -1);
+    node = next;
   }
-  if (node?.group !== undefined && node.device === device && knownState(device)?.lost === undefined) return node.group;
+  if (node?.group !== undefined && node.device === device && alive(node.owners) && knownState(device)?.lost === undefined) {
+    return node.group;
+  }
   return miss(device, layout, bindings);
 }
 
@@ -116,6 +138,7 @@ function miss(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly 
     roots.set(layout, node);
   }
   for (const b of bindings) {
+    const from: Node = node;
     node.next ??= new WeakMap();
     let offsets = node.next.get(b.buffer);
     if (offsets === undefined) {
@@ -134,10 +157,12 @@ function miss(device: GPUDevice, layout: GPUBindGroupLayout, bindings: readonly 
       next = new Node();
       sizes.set(size, next);
     }
+    if (isPlainGpuArray(b)) remember(from, b, next);
     node = next;
   }
   node.group = group;
   node.device = device;
+  node.owners = bindings.map((b) => ownerOf(b.buffer));
   return group;
 }
 
