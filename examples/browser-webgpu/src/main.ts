@@ -3,6 +3,7 @@
  * When it ends, `document.body.dataset.status` is `done` (with `window.polResult` set), or
  * `unsupported` (no WebGPU here) or `failed`, and the status line says why.
  */
+import { instrument } from '@pol/webgpu';
 import { type CapturedRun, trainOnGpu } from './mlp-gpu.js';
 import { drawPicture, kib } from './picture.js';
 
@@ -77,7 +78,8 @@ async function main(): Promise<void> {
     showHowToGetWebGpu();
     return;
   }
-  const device = await adapter.requestDevice({ label: 'pol example' });
+  // Handed to Pol before the kernels compile, so that checked mode knows their layouts.
+  const device = instrument(await adapter.requestDevice({ label: 'pol example' }));
   status.textContent = 'Compiling the kernels and warming up…';
   let run: CapturedRun | undefined;
   const losses: number[] = [];

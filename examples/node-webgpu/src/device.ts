@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { instrument } from '@pol/webgpu';
 
 const swiftshader = '/usr/lib/chromium/vk_swiftshader_icd.json';
 
@@ -45,7 +46,9 @@ export async function requestDevice(): Promise<DeviceOrReason> {
     };
   }
   const info = adapter.info;
-  const device = await adapter.requestDevice({ label: 'pol example' });
+  // Handed to Pol before anything is compiled on it: checked mode then knows every layout and
+  // pipeline the kernels make (what Pol has not seen created, it cannot check).
+  const device = instrument(await adapter.requestDevice({ label: 'pol example' }));
   return {
     device,
     adapter: [info.vendor, info.description].filter((s) => s !== '').join(' ') || 'an unnamed adapter',

@@ -1,10 +1,10 @@
 import { Similar } from '@pol/core';
 import { walkShadows } from '@pol/verbs';
 import { train } from '@pol/verbs/examples';
-import { upload } from '@pol/webgpu';
+import { UsageConflictError, upload } from '@pol/webgpu';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestDevice } from './device.js';
-import { type GpuMlp, trainOnGpu } from './mlp-gpu.js';
+import { type G, GpuKernels, type GpuMlp, trainOnGpu } from './mlp-gpu.js';
 
 // A missing adapter fails every test here, never skips one: CI must not pass without running them.
 let device: GPUDevice | undefined;
@@ -103,10 +103,76 @@ test('every replay zeroes the gradients before its backward pass: junk written i
   expect(junked.losses).toEqual(clean.losses);
 });
 
+/**
+ * A device no other test touched, as `requestDevice` hands it out: the checks must not depend on
+ * an earlier test having met the shared device before anything was compiled on it.
+ */
+async function freshDevice(): Promise<GPUDevice> {
+  const got = await requestDevice();
+  if (got.device === undefined) throw new Error(`The WebGPU example needs a WebGPU adapter: ${got.reason}.`);
+  return got.device;
+}
+
+/**
+ * Train on `device` in checked mode with a mistake planted in the step: every SGD update binds its
+ * parameter as its own gradient, two writable bindings of the same bytes. Returns what the
+ * kernel's dispatch threw (synchronously, before the device saw it), how the run ended, and the
+ * validation error the device reported, if any.
+ */
+async function trainWithPlantedConflict(
+  device: GPUDevice,
+): Promise<{ thrown: unknown[]; outcome: unknown; validation: GPUError | null }> {
+  const dispatch = GpuKernels.prototype.dispatch;
+  const thrown: unknown[] = [];
+  GpuKernels.prototype.dispatch = function (this: GpuKernels, ...[kernel, arrays, threads]: Parameters<typeof dispatch>) {
+    try {
+      dispatch.call(this, kernel, kernel === 'sgd' ? { p: arrays.p as G, g: arrays.p as G } : arrays, threads);
+    } catch (error) {
+      thrown.push(error);
+      throw error;
+    }
+  };
+  device.pushErrorScope('validation');
+  let outcome: unknown;
+  try {
+    outcome = await trainOnGpu(device, { steps: 2, checked: true }).then(
+      () => 'trained',
+      (error: unknown) => error,
+    );
+  } finally {
+    GpuKernels.prototype.dispatch = dispatch;
+  }
+  return { thrown, outcome, validation: await device.popErrorScope() };
+}
+
+test('on a fresh device, a checked run refuses a planted usage conflict synchronously, before the device sees it', async () => {
+  const device = await freshDevice();
+  try {
+    const { thrown, outcome, validation } = await trainWithPlantedConflict(device);
+    // The warm-up step's first SGD dispatch throws, and the run stops there.
+    expect(thrown).toHaveLength(1);
+    expect(thrown[0]).toBeInstanceOf(UsageConflictError);
+    expect(String(thrown[0])).toMatch(/overlapping writable ranges/);
+    expect(outcome).toBe(thrown[0]);
+    // Refused in JavaScript: nothing invalid reached the device.
+    expect(validation).toBeNull();
+  } finally {
+    device.destroy();
+  }
+});
+
 test('in checked mode no dispatch binds a range twice or mixes usages, and the result is the same', async () => {
-  const checked = await trainOnGpu(gpu(), { steps: 5, checked: true });
-  const unchecked = await trainOnGpu(gpu(), { steps: 5 });
-  expect(checked.losses).toEqual(unchecked.losses);
+  // On a device of its own, on which the checks are first shown live for kernels compiled before
+  // anything else (as trainOnGpu compiles them): passing here is not the checks having been off.
+  const device = await freshDevice();
+  try {
+    expect((await trainWithPlantedConflict(device)).thrown[0]).toBeInstanceOf(UsageConflictError);
+    const checked = await trainOnGpu(device, { steps: 5, checked: true });
+    const unchecked = await trainOnGpu(gpu(), { steps: 5 });
+    expect(checked.losses).toEqual(unchecked.losses);
+  } finally {
+    device.destroy();
+  }
 });
 
 test('the trace records each dispatch with the ranges it bound and the frames open at the time', async () => {
