@@ -1,8 +1,8 @@
 import { StaleArrayError } from '@pol/arena';
-import { alloc, InvalidArgumentError, Similar, scratchspace, Undef, zeroArray, zeroed } from '@pol/core';
+import { alloc, type Frame, InvalidArgumentError, Similar, type Space, scratchspace, Undef, zeroArray, zeroed } from '@pol/core';
 import { describeValue, familyOf } from '@pol/core/backend';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { capture, DeviceLostError, deviceArena, download, upload } from './index.js';
+import { capture, DeviceLostError, deviceArena, download, placedArena, planPlacement, upload, uploadBatch } from './index.js';
 import { countCalls, requestDevice } from './test-support/gpu.js';
 
 let device: GPUDevice;
@@ -43,6 +43,40 @@ describe('messages name what the user holds', () => {
     expect(messages[0]).toContain('got a GpuArray');
     expect(messages[2]).toContain('got a DeviceSlab');
     expect(messages[3]).toContain('got a Graph');
+  });
+
+  test('a planning space, a placement, a placed arena, their frames and an upload batch are called so too', async () => {
+    let planning: Space<'gpu'> | undefined;
+    let planningFrame: Frame<'gpu'> | undefined;
+    const placement = await planPlacement(device, (space) => {
+      planning = space;
+      scratchspace(space, (frame) => {
+        planningFrame = frame;
+        alloc(frame, 'float32', [4]);
+      });
+    });
+    const placed = placedArena(device, placement);
+    try {
+      const placedFrame = scratchspace(placed, (frame) => frame);
+      const batch = uploadBatch([alloc(deviceArena(device, 4096), 'float32', [4])]);
+      const named = [planning, planningFrame, placement, placed, placedFrame, batch].map(describeValue);
+      // (The article is core's describeValue's choice.)
+      const batchName = expect.stringMatching(/^an? UploadBatch$/);
+      expect(named).toEqual(['a planning space', 'a Frame', 'a Placement', 'a PlacedArena', 'a Frame', batchName]);
+      const x = alloc(deviceArena(device, 4096), 'float32', [4]);
+      const messages = [planning, planningFrame, placement, placed, placedFrame, batch].map((held) => {
+        try {
+          upload(x, held as never);
+        } catch (e) {
+          return (e as Error).message;
+        }
+        return 'accepted';
+      });
+      for (const [i, m] of messages.entries()) expect(m).toContain(`got ${named[i]}`);
+      for (const m of messages) expect(m).not.toMatch(/Impl\b|PlanningSpace|MarkingFrame|PositionedSpace/);
+    } finally {
+      placed.destroy();
+    }
   });
 });
 

@@ -148,7 +148,8 @@ class PlanningSpace extends PositionedSpace<PlanningPosition> {
   }
 }
 
-Object.defineProperty(PlanningSpace, 'name', { value: 'PlanningSpace' });
+// The README's name for it: messages say "a planning space" (the user holds a Space<'gpu'>, not a class of Pol's).
+Object.defineProperty(PlanningSpace, 'name', { value: 'planning space' });
 
 /** The placement hook: what each dispatch of the warm-up binds, by carve ordinal. */
 class Planner implements PlanningHook {
