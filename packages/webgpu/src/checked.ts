@@ -4,8 +4,10 @@
  * bound writable and read-only, two overlapping writable ranges); and refuse a copy within one
  * buffer at `copyBufferToBuffer`.
  *
- * The hook is on for a device from the first checked carve on one of its slabs. The owner then
- * gives each command encoder the device makes an observer from here: it watches
+ * The hook is on for a device from the first checked arena over one of its slabs (`startChecking`).
+ * The owner then gives each command encoder the device makes an observer from here, and so does
+ * `startChecking` to the last encoders made before (the device state's ring), which were maybe
+ * still open; a compute pass they had begun already stays unchecked. The observer watches
  * `copyBufferToBuffer` and `beginComputePass`, and each compute pass remembers the pipeline and
  * bind groups set and checks them at `dispatchWorkgroups(Indirect)`. That costs a few closures per
  * encoder and pass, which is why it is reserved for checked mode.
@@ -16,6 +18,7 @@
 import { shapeText } from '@pol/core/backend';
 import { isGpuArray } from './array.js';
 import { bufferName, ownerOf } from './buffers.js';
+import { observe } from './commands.js';
 import { type DeviceState, deviceName } from './device.js';
 import { UsageConflictError } from './errors.js';
 import type { BufferBindingKind } from './flags.js';
@@ -45,6 +48,21 @@ const passMethods: ReadonlySet<string> = new Set([
   'dispatchWorkgroups',
   'dispatchWorkgroupsIndirect',
 ]);
+
+/**
+ * Switch checked mode on for `state`'s device, for good: every encoder it makes from now on is
+ * checked, and so are the last ones it made before (any still open), from their next pass or copy.
+ */
+export function startChecking(state: DeviceState): void {
+  if (state.checked) return;
+  state.checked = true;
+  const encoders = state.unchecked.encoders;
+  for (let i = 0; i < encoders.length; i++) {
+    const encoder = encoders[i];
+    encoders[i] = undefined;
+    if (encoder !== undefined) observe(encoder, [checkedEncoder(state)]);
+  }
+}
 
 /** The checked-mode observer of one command encoder of `state`'s device. */
 export function checkedEncoder(state: DeviceState): CommandObserver {

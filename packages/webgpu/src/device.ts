@@ -31,8 +31,17 @@ export interface DeviceState {
   readonly device: GPUDevice;
   /** Set once the device is lost or destroyed. */
   lost: { readonly reason: string; readonly message: string } | undefined;
-  /** The checked-mode hook: on from the first checked carve on the device, for good. */
+  /**
+   * The checked-mode hook: on from the first checked arena over one of the device's slabs (or
+   * its first checked carve), for good. Switched on by `startChecking` (`checked.ts`).
+   */
   checked: boolean;
+  /**
+   * While checking is off: the last {@link UNCHECKED_ENCODERS} command encoders the device made,
+   * as a ring (`next` is the slot written next), so that the ones still open when checking
+   * switches on are checked from their next pass or copy. Emptied then, and never written again.
+   */
+  readonly unchecked: { readonly encoders: (object | undefined)[]; next: number };
   /** The capture hook: the recording in progress while a captured step runs. */
   recorder: RecordingHook | undefined;
   /** The placement hook: the planner watching a warm-up step, while it runs (`planPlacement`). */
@@ -45,6 +54,13 @@ export interface DeviceState {
 }
 
 const states = new WeakMap<GPUDevice, DeviceState>();
+
+/**
+ * How many encoders made before checking switched on are checked from their next pass: an
+ * encoder stays open for a step, so the last 16 cover one still open (the step's own, and every
+ * encoder Pol makes for a download or clear in the meantime) at no cost but a store each.
+ */
+export const UNCHECKED_ENCODERS = 16;
 
 /** Pol's state for `device` if the device is instrumented, without instrumenting it. */
 export function knownState(device: GPUDevice): DeviceState | undefined {

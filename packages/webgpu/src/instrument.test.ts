@@ -1,4 +1,4 @@
-import { mark, retract, StaleArrayError } from '@pol/arena';
+import { Arena, mark, retract, StaleArrayError } from '@pol/arena';
 import { alloc, capturing, InvalidArgumentError, scratchspace } from '@pol/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -7,6 +7,7 @@ import {
   CaptureFailedError,
   capture,
   deviceArena,
+  deviceSlab,
   download,
   type GpuArray,
   GraphInvalidError,
@@ -138,9 +139,11 @@ describe('one instrumentation owner per device', () => {
       const [x, y] = pair(fresh);
       const conflicting = compile(fresh, 'read');
       const fine = compile(fresh, 'read_write');
-      const checked = deviceArena(fresh, 4096, { checked: true }); // no carve yet: checks are off
+      const slab = deviceSlab(fresh, 4096); // checks are off: no checked arena yet
       const graph = await capture(fresh, () => {
-        const scratch = alloc(checked, 'float32', [64]); // the first checked carve on this device
+        // The first checked arena on this device, and its first carve, inside the capture.
+        const checked = new Arena(slab, { checked: true, alignment: fresh.limits.minStorageBufferOffsetAlignment });
+        const scratch = alloc(checked, 'float32', [64]);
         step(fresh, fine, [x, scratch], 1);
       });
       graph.replay();
@@ -157,12 +160,98 @@ describe('one instrumentation owner per device', () => {
   });
 });
 
+describe('checking switches on while encoders are open', () => {
+  /** Set the read-only/writable pipeline and bind `x` (read-only) and `y` (writable) of one slab: a usage conflict. */
+  function conflictingDispatch(on: GPUDevice, pass: GPUComputePassEncoder, x: GpuArray, y: GpuArray): () => void {
+    const conflicting = compile(on, 'read');
+    pass.setPipeline(conflicting);
+    pass.setBindGroup(0, bindGroup(on, conflicting.getBindGroupLayout(0), [x, y]));
+    return () => pass.dispatchWorkgroups(1);
+  }
+
+  test("an encoder made before the device's first checked arena is checked from its next pass and copy on (the audit's repro)", async () => {
+    await onFreshDevice('encoder-first', async (fresh) => {
+      pair(fresh); // Pol meets the device: checks off
+      fresh.pushErrorScope('validation');
+      const encoder = fresh.createCommandEncoder();
+      expect(Object.getOwnPropertyNames(encoder)).toEqual([]); // noted, not wrapped
+      const [x, y] = pair(fresh, true); // the first checked arena and carve
+      const pass = encoder.beginComputePass();
+      expect(conflictingDispatch(fresh, pass, x, y)).toThrow(UsageConflictError);
+      pass.end();
+      expect(() => encoder.copyBufferToBuffer(x.buffer, x.offset, y.buffer, y.offset, 64)).toThrow(UsageConflictError);
+      fresh.queue.submit([encoder.finish()]);
+      expect(await fresh.popErrorScope()).toBeNull(); // refused before the device saw it
+    });
+  });
+
+  test('a checked arena switches checks on as it is made: a pass begun before its first carve is checked', async () => {
+    await onFreshDevice('arena-then-pass', async (fresh) => {
+      const arena = deviceArena(fresh, 4096, { checked: true });
+      const encoder = fresh.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      const [x, y] = [alloc(arena, 'float32', [64]), alloc(arena, 'float32', [64])];
+      expect(conflictingDispatch(fresh, pass, x, y)).toThrow(UsageConflictError);
+      pass.end();
+      encoder.finish();
+    });
+  });
+
+  test('the limit: a pass begun before checking switched on is not checked, and WebGPU reports its conflict later', async () => {
+    await onFreshDevice('pass-first', async (fresh) => {
+      pair(fresh);
+      const encoder = fresh.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      const [x, y] = pair(fresh, true);
+      const dispatch = conflictingDispatch(fresh, pass, x, y);
+      const reported = await validationError(fresh, () => {
+        dispatch();
+        pass.end();
+        fresh.queue.submit([encoder.finish()]);
+      });
+      expect(reported).not.toBeNull();
+      // A pass begun on that encoder now is checked.
+      const later = fresh.createCommandEncoder();
+      expect(conflictingDispatch(fresh, later.beginComputePass(), x, y)).toThrow(UsageConflictError);
+    });
+  });
+
+  test.each([
+    [15, true],
+    [16, false],
+  ])(
+    'the limit: with %i encoders made after it, an encoder made before checking switched on is checked: %s',
+    async (after, checked) => {
+      await onFreshDevice(`ring-${after}`, async (fresh) => {
+        pair(fresh);
+        const encoder = fresh.createCommandEncoder();
+        for (let i = 0; i < after; i++) fresh.createCommandEncoder().finish();
+        const [x, y] = pair(fresh, true);
+        const pass = encoder.beginComputePass();
+        const dispatch = conflictingDispatch(fresh, pass, x, y);
+        if (checked) {
+          expect(dispatch).toThrow(UsageConflictError);
+          pass.end();
+          encoder.finish();
+        } else {
+          const reported = await validationError(fresh, () => {
+            dispatch();
+            pass.end();
+            fresh.queue.submit([encoder.finish()]);
+          });
+          expect(reported).not.toBeNull();
+        }
+      });
+    },
+  );
+});
+
 describe('hooks switch on and off behind wrappers that stay (a property over random sequences)', () => {
-  type Op = 'instrument' | 'capture' | 'capture with a first checked carve' | 'checked carve' | 'replay' | 'conflict';
+  type Op = 'instrument' | 'capture' | 'capture with a first checked arena' | 'checked carve' | 'replay' | 'conflict';
   const ops: readonly Op[] = [
     'instrument',
     'capture',
-    'capture with a first checked carve',
+    'capture with a first checked arena',
     'checked carve',
     'replay',
     'conflict',
@@ -185,11 +274,13 @@ describe('hooks switch on and off behind wrappers that stay (a property over ran
             else if (op === 'checked carve') {
               alloc(deviceArena(fresh, 1024, { checked: true }), 'float32', [4]);
               checkedOn = true;
-            } else if (op === 'capture' || op === 'capture with a first checked carve') {
-              const checked = op === 'capture' ? undefined : deviceArena(fresh, 1024, { checked: true });
+            } else if (op === 'capture' || op === 'capture with a first checked arena') {
+              // A checked arena made inside the capture, over a slab made before (a capture refuses createBuffer).
+              const checked = op === 'capture' ? undefined : deviceSlab(fresh, 1024);
+              const alignment = fresh.limits.minStorageBufferOffsetAlignment;
               graphs.push(
                 await capture(fresh, () => {
-                  if (checked !== undefined) alloc(checked, 'float32', [4]);
+                  if (checked !== undefined) alloc(new Arena(checked, { checked: true, alignment }), 'float32', [4]);
                   step(fresh, fine, [x, y], 1);
                 }),
               );

@@ -12,8 +12,9 @@
  *   device;
  * - **buffers** (always): each buffer the device creates gets an owner, and its `destroy` tells
  *   the graphs that use it;
- * - **checked usage scopes** (from the first checked carve on the device, `checked.ts`): command
- *   encoders get an observer that checks copies and dispatches;
+ * - **checked usage scopes** (from the first checked arena on the device, `checked.ts`): command
+ *   encoders get an observer that checks copies and dispatches, and so do the last encoders made
+ *   before, from their next pass or copy on (a pass begun before is not checked);
  * - **capture recording** (while a captured step runs, `recorder.ts`): refusals, and an observer
  *   of each command encoder that records its commands;
  * - **placement planning** (while `planPlacement`'s warm-up runs, `placement.ts`): an observer of
@@ -34,7 +35,7 @@ import { BufferOwner, bufferName, labelName, ownerOf, setOwner } from './buffers
 import { checkedEncoder } from './checked.js';
 import { EagerClears } from './clears.js';
 import { observe } from './commands.js';
-import { assertDevice, type DeviceState, deviceName, knownState, markLost, registerState } from './device.js';
+import { assertDevice, type DeviceState, deviceName, knownState, markLost, registerState, UNCHECKED_ENCODERS } from './device.js';
 import { Usage } from './flags.js';
 import type { CommandObserver } from './hooks.js';
 import {
@@ -98,6 +99,7 @@ export function stateOf(device: GPUDevice, what = 'Pol'): DeviceState {
     device,
     lost: undefined,
     checked: false,
+    unchecked: { encoders: Array.from({ length: UNCHECKED_ENCODERS }, () => undefined), next: 0 },
     recorder: undefined,
     planner: undefined,
     listeners: new Set(),
@@ -199,9 +201,15 @@ function wrapDevice(state: DeviceState): void {
     (original) =>
       function (this: unknown) {
         const encoder = original.apply(this, arguments as unknown as unknown[]);
-        const watched = state.checked || state.recorder !== undefined || state.planner !== undefined;
-        if (watched && encoder !== null && typeof encoder === 'object') {
+        if (encoder === null || typeof encoder !== 'object') return encoder;
+        if (state.checked || state.recorder !== undefined || state.planner !== undefined) {
           observe(encoder, encoderObservers(state));
+        }
+        if (!state.checked) {
+          // Noted, at the cost of a store: checking may switch on while this encoder is open.
+          const unchecked = state.unchecked;
+          unchecked.encoders[unchecked.next] = encoder;
+          unchecked.next = (unchecked.next + 1) % UNCHECKED_ENCODERS;
         }
         return encoder;
       },

@@ -11,6 +11,7 @@ import { type ArrayLife, defineStorage, POISON_BYTE, type SlabStorage } from '@p
 import { byteLength, type DType, InvalidArgumentError } from '@pol/core';
 import { describeValue, shapeText } from '@pol/core/backend';
 import { type GpuArray, makeCheckedGpuArray, makeGpuArray } from './array.js';
+import { startChecking } from './checked.js';
 import { assertAlive } from './device.js';
 import { Usage } from './flags.js';
 import { bindingSize, checkAlignment, checkBindingSize } from './limits.js';
@@ -70,12 +71,15 @@ const gpuStorage: SlabStorage<DeviceSlab, 'gpu'> = {
     const s = slab as SlabImpl;
     const bytes = checkCarve(s, offset, dtype, dims);
     // A checked arena over this device: the owner checks every dispatch's bindings from now on.
-    s.state.checked = true;
+    startChecking(s.state);
     return makeCheckedGpuArray(s.device, s.buffer, offset, dtype, dims, bytes, life);
   },
   // Every arena over a slab, to make it forget its cached arrays when the slab dies (destroyed, its
   // buffer destroyed, its device lost): its next carve then comes here and is refused.
   attach(slab, arena, forget) {
+    // A checked arena switches the device's checks on as it is made, before anything is carved:
+    // a pass begun after it and before its first carve is checked too.
+    if (arena.checked) startChecking((slab as SlabImpl).state);
     attachArena(slab, (slab as SlabImpl).state, arena, forget);
   },
   poison(slab, offset, length, dtype) {
