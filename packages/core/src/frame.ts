@@ -119,6 +119,9 @@ class ScopeFrame<K extends Kind> implements Frame<K> {
   }
 }
 
+// Messages describe values by their class: the user holds a Frame.
+Object.defineProperty(ScopeFrame, 'name', { value: 'Frame' });
+
 Object.defineProperty(ScopeFrame.prototype, frameKey, { value: true });
 
 const nothingToUndo: unique symbol = Symbol('nothing to undo');

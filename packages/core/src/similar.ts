@@ -117,6 +117,10 @@ class ReleasingSimilarSpace<K extends Kind> implements Space<K> {
   }
 }
 
+// Messages describe values by their class: both are the space `Similar(x)` returns.
+Object.defineProperty(SimilarSpace, 'name', { value: 'Similar space' });
+Object.defineProperty(ReleasingSimilarSpace, 'name', { value: 'Similar space' });
+
 /**
  * The GC-owned space around an exemplar array: `alloc` against it makes fresh arrays of the same
  * family and device as `x` (a TypedArray or host array gives host arrays; a GPU array gives GPU

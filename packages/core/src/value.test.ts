@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describeValue, isPlainObject, isThenable } from './backend.js';
-import { hostArray, Undef } from './index.js';
+import { hostArray, Similar, scratchspace, Undef } from './index.js';
 
 describe('isThenable', () => {
   it('is true for promises and for any object or function with a then method', () => {
@@ -57,6 +57,11 @@ describe('describeValue', () => {
 
   it('names Pol’s own values as users know them', () => {
     expect(describeValue(Undef('float32', 2))).toBe('an Undef');
+    expect(describeValue(new (class UploadBatch {})())).toBe('an UploadBatch');
+    // What the user holds, never an internal class: the space Similar(x) returns, a frame on it.
+    const similar = Similar(new Float32Array(1));
+    expect(describeValue(similar)).toBe('a Similar space');
+    expect(scratchspace(similar, (frame) => describeValue(frame))).toBe('a Frame');
     expect(describeValue(hostArray(new Float32Array(2)))).toBe('a HostArray');
   });
 

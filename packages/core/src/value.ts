@@ -53,5 +53,5 @@ export function describeValue(x: unknown): string {
   const ctor = (x as { constructor?: { name?: unknown } }).constructor;
   const name = typeof ctor?.name === 'string' && ctor.name !== '' ? ctor.name : 'Object';
   if (name === 'Object') return 'a plain object';
-  return /^(?:[AEIO]|Un)/.test(name) ? `an ${name}` : `a ${name}`;
+  return /^(?:[AEIO]|U[np])/.test(name) ? `an ${name}` : `a ${name}`;
 }
