@@ -351,19 +351,16 @@ export const softmaxCrossEntropy = Allocating(softmaxCrossEntropyInto);
 export const softmaxCrossEntropyBackward = Allocating(softmaxCrossEntropyBackwardInto);
 
 // One SGD update over parameters and their gradients. The per-pair function is made once, not per
-// step (a closure over `lr` would be a step's garbage); it reads the rate from `rate[0]`, set just
-// before the synchronous walk. A typed cell rather than a `let`: a number stored into a mutable
-// module variable is boxed anew on every store (16 B a step).
+// step (a closure over `lr` would be a step's garbage); it reads the rate from `rate[0]`, which the
+// step sets just before the synchronous walk. A typed cell, written where the step reads the
+// option: a number stored into a mutable variable, or passed to a call the JIT did not inline, is
+// boxed anew each time (16 B a step).
 const rate = new Float64Array(1);
 function sgdPair(p: F32, g: F32): void {
   const ps = p.data;
   const gs = g.data;
   const lr = rate[0] ?? 0;
   for (let i = 0; i < ps.length; i++) ps[i] = (ps[i] ?? 0) - lr * (gs[i] ?? 0);
-}
-function sgd(params: Mlp, grads: Mlp, lr: number): void {
-  rate[0] = lr;
-  walkShadows(params, grads, sgdPair);
 }
 
 // The options objects the step hands its inner verbs, each made once per buffer it carries and
@@ -437,7 +434,8 @@ export const trainStepInto = describe(
     const dh = reluBackward(h, da).dx;
     linearBackward(params.layer1, x, dh, optionsFor(dlayerOptions, grads.layer1, makeDlayer));
     // SGD through the shadows.
-    sgd(params, grads, options.lr);
+    rate[0] = options.lr;
+    walkShadows(params, grads, sgdPair);
   },
   { outputs: () => ({ loss: Undef('float32', [1]) }) },
 );
