@@ -11,7 +11,7 @@ import {
   isGpuArray,
   upload,
 } from './index.js';
-import { countCalls, failing, GPUBufferUsage, nextTask, requestDevice } from './test-support/gpu.js';
+import { countCalls, failing, GPUBufferUsage, nextTask, requestDevice, watchCreateBuffer } from './test-support/gpu.js';
 
 let device: GPUDevice;
 beforeAll(async () => {
@@ -100,16 +100,8 @@ describe('Similar(gpuArray)', () => {
 
   test('a spec in a frame on Similar that fails part-way destroys the buffers it made', async () => {
     const x = alloc(deviceArena(device, 1024), 'float32', 4);
-    const made: GPUBuffer[] = [];
-    const createBuffer = device.createBuffer;
-    let calls = 0;
-    device.createBuffer = (descriptor: GPUBufferDescriptor) => {
-      calls++;
-      if (calls === 2) throw new RangeError('out of memory'); // the second of two outputs
-      const buffer = createBuffer.call(device, descriptor);
-      made.push(buffer);
-      return buffer;
-    };
+    const watch = watchCreateBuffer(device, { failAt: 2 }); // the second of two outputs
+    const { made } = watch;
     let spy = { destroyed: [] as GPUBuffer[] };
     try {
       scratchspace(Similar(x), (frame) => {
@@ -119,7 +111,7 @@ describe('Similar(gpuArray)', () => {
         spy = spyDestroy(made);
       });
     } finally {
-      device.createBuffer = createBuffer; // Pol's own wrapper, which stays
+      watch.restore();
     }
     expect(made).toHaveLength(1);
     await device.queue.onSubmittedWorkDone();
@@ -129,19 +121,9 @@ describe('Similar(gpuArray)', () => {
 
   test('an unframed spec on Similar that fails part-way destroys the buffers it made, and nothing else', async () => {
     const x = alloc(deviceArena(device, 1024), 'float32', 4);
-    const made: GPUBuffer[] = [];
-    const createBuffer = device.createBuffer;
-    let calls = 0;
-    device.createBuffer = (descriptor: GPUBufferDescriptor) => {
-      calls++;
-      if (calls === 2) throw new RangeError('out of memory'); // the second of two outputs
-      const buffer = createBuffer.call(device, descriptor);
-      made.push(buffer);
-      return buffer;
-    };
     const kept = alloc(Similar(x), 'float32', 4); // made before, and committed: never released
-    made.length = 0;
-    calls = 0;
+    const watch = watchCreateBuffer(device, { failAt: 2 }); // the second of two outputs
+    const { made } = watch;
     const spy = spyDestroy([kept.buffer]);
     let error: unknown;
     try {
@@ -149,7 +131,7 @@ describe('Similar(gpuArray)', () => {
     } catch (e) {
       error = e;
     } finally {
-      device.createBuffer = createBuffer; // Pol's own wrapper, which stays
+      watch.restore();
     }
     expect(error).toBeInstanceOf(GpuAllocationError);
     expect(made).toHaveLength(1);

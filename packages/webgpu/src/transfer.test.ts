@@ -2,7 +2,7 @@ import { Arena } from '@pol/arena';
 import { alloc, dtypeOfTypedArray, hostArray, InvalidArgumentError, InvalidShapeError } from '@pol/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { DeviceLostError, deviceArena, deviceSlab, download, GpuAllocationError, ReadbackError, upload } from './index.js';
-import { countCalls, failing, requestDevice } from './test-support/gpu.js';
+import { countCalls, failing, requestDevice, watchCreateBuffer } from './test-support/gpu.js';
 
 let device: GPUDevice;
 let arena: Arena<'gpu'>;
@@ -49,17 +49,14 @@ describe('upload and download', () => {
 
   test('download destroys its staging buffer', async () => {
     const x = alloc(arena, 'float32', 4);
-    let staging: GPUBuffer | undefined;
-    const wrapped = device.createBuffer;
-    device.createBuffer = (d: GPUBufferDescriptor) => {
-      staging = wrapped.call(device, d);
-      return staging;
-    };
+    const watch = watchCreateBuffer(device);
     try {
       await download(x);
     } finally {
-      device.createBuffer = wrapped; // Pol's own wrapper, which stays
+      watch.restore();
     }
+    const [staging] = watch.made;
+    expect(watch.made).toHaveLength(1);
     expect(staging?.mapState).toBe('unmapped');
     // a destroyed buffer cannot be mapped again
     await expect(staging?.mapAsync(1)).rejects.toThrow();
@@ -143,20 +140,18 @@ describe('upload and download', () => {
 
   test('a refused map is a ReadbackError, and the staging buffer is destroyed', async () => {
     const x = alloc(arena, 'float32', 4);
-    let staging: GPUBuffer | undefined;
-    const original = device.createBuffer;
-    device.createBuffer = (d: GPUBufferDescriptor) => {
-      const buffer = original.call(device, d);
-      staging = buffer;
-      buffer.mapAsync = () => Promise.reject(new Error('AbortError: mapping aborted'));
-      return buffer;
-    };
+    const watch = watchCreateBuffer(device, {
+      onMade: (buffer) => {
+        buffer.mapAsync = () => Promise.reject(new Error('AbortError: mapping aborted'));
+      },
+    });
     let pending: Promise<unknown>;
     try {
       pending = download(x);
     } finally {
-      device.createBuffer = original; // Pol's own wrapper, which stays
+      watch.restore();
     }
+    const [staging] = watch.made;
     await expect(pending).rejects.toBeInstanceOf(ReadbackError);
     // destroyed: using it in a copy is a validation error now
     device.pushErrorScope('validation');

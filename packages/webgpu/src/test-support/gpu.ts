@@ -87,6 +87,47 @@ export function failing(target: object, name: string, error: unknown): () => voi
   };
 }
 
+/** What {@link watchCreateBuffer} saw: the buffers made, in order, and how to stop watching. */
+export interface BufferWatch {
+  readonly made: GPUBuffer[];
+  /** Forget what was seen and count calls from zero again. */
+  reset(): void;
+  /** Put back the method that was there (Pol's own wrapper stays). */
+  restore(): void;
+}
+
+/**
+ * Record every buffer `device.createBuffer` makes until `restore`; with `failAt`, its `failAt`-th
+ * call throws `error` instead (fault injection: a device out of memory part-way through a spec);
+ * `onMade` sees each buffer as it is made.
+ */
+export function watchCreateBuffer(
+  device: GPUDevice,
+  options: { readonly failAt?: number; readonly error?: unknown; readonly onMade?: (buffer: GPUBuffer) => void } = {},
+): BufferWatch {
+  const original = device.createBuffer;
+  const made: GPUBuffer[] = [];
+  let calls = 0;
+  device.createBuffer = (descriptor: GPUBufferDescriptor) => {
+    calls++;
+    if (calls === options.failAt) throw options.error ?? new RangeError('out of memory');
+    const buffer = original.call(device, descriptor);
+    made.push(buffer);
+    options.onMade?.(buffer);
+    return buffer;
+  };
+  return {
+    made,
+    reset() {
+      made.length = 0;
+      calls = 0;
+    },
+    restore() {
+      device.createBuffer = original;
+    },
+  };
+}
+
 /** Pop a validation scope pushed before `f` and return its message, or null. */
 export async function validationErrorOf(device: GPUDevice, f: () => void): Promise<string | null> {
   device.pushErrorScope('validation');
