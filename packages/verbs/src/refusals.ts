@@ -19,11 +19,27 @@ import {
   MissingInputError,
   UndescribedKernelError,
 } from './errors.js';
+import type { Signature } from './parameters.js';
 import type { Plan } from './plan.js';
-import type { VerbState } from './verb-state.js';
+
+/**
+ * What a refusal reads of the verb it names (`VerbState` is one): declared here, not imported, so
+ * that the verb's state and its refusals do not depend on each other.
+ */
+export interface RefusedVerb {
+  /** `Allocating(softmaxInto)`. */
+  readonly label: string;
+  /** The kernel's name. */
+  readonly name: string;
+  /** How many inputs the kernel declares (its parameters after the destinations). */
+  readonly declared: number;
+  signature(): Signature | undefined;
+  inputName(i: number): string;
+  describesOptions(): boolean;
+}
 
 /** A space among the inputs: `softmax(x, arena)`. */
-export function refuseMisplacedSpace(verb: VerbState, args: CallArgs): void {
+export function refuseMisplacedSpace(verb: RefusedVerb, args: CallArgs): void {
   for (let i = 0; i < args.inputs; i++) {
     const value = args.input(i);
     if (!isSpace(value)) continue;
@@ -46,7 +62,7 @@ export function refuseMisplacedSpace(verb: VerbState, args: CallArgs): void {
  * parameter (the verb takes them). Kernels that take any number of arguments are never refused;
  * for one whose source cannot be read, `kernel.length` stands in for its parameter count.
  */
-export function refuseExtraInputs(verb: VerbState, args: CallArgs, plan: Plan): void {
+export function refuseExtraInputs(verb: RefusedVerb, args: CallArgs, plan: Plan): void {
   const signature = verb.signature();
   if (signature?.variadic === true) return;
   const total = signature === undefined ? verb.declared : signature.parameters.length - 1;
@@ -65,7 +81,7 @@ export function refuseExtraInputs(verb: VerbState, args: CallArgs, plan: Plan): 
 }
 
 /** A kernel with no describers: the verb would materialize nothing and return `{}`. */
-export function undescribed(verb: VerbState): UndescribedKernelError {
+export function undescribed(verb: RefusedVerb): UndescribedKernelError {
   return new UndescribedKernelError(
     verb.name,
     `${verb.label}: the kernel has no describers (no outputs, checkpoints or scratch), so the verb would materialize nothing and ` +
@@ -80,7 +96,7 @@ export function undescribed(verb: VerbState): UndescribedKernelError {
  * the kind that makes (any failure of a describer; a TypeError of the kernel), else the failure
  * itself.
  */
-export function diagnose(verb: VerbState, args: CallArgs, error: unknown, stage: 'describer' | 'kernel'): unknown {
+export function diagnose(verb: RefusedVerb, args: CallArgs, error: unknown, stage: 'describer' | 'kernel'): unknown {
   const typeError = error instanceof TypeError;
   if (stage === 'kernel' && !typeError) return error;
   if (firstMissing(verb, args) !== undefined) return missingInput(verb, args, error, stage);
@@ -106,7 +122,7 @@ export function diagnose(verb: VerbState, args: CallArgs, error: unknown, stage:
 
 /** Too few inputs (the first one missing), as an error, with the failure it caused when there was one. */
 export function missingInput(
-  verb: VerbState,
+  verb: RefusedVerb,
   args: CallArgs,
   cause: unknown,
   stage: 'describer' | 'kernel' = 'describer',
@@ -133,7 +149,7 @@ export function missingInput(
 // The first of the kernel's inputs that the call leaves out or passes as undefined. Its last
 // declared parameter is its options object when the call passes one or the kernel describes
 // checkpoints or scratch (the verb then hands it one); otherwise it may be an input.
-function firstMissing(verb: VerbState, args: CallArgs): number | undefined {
+function firstMissing(verb: RefusedVerb, args: CallArgs): number | undefined {
   const needed = args.options !== undefined || verb.describesOptions() ? verb.declared - 1 : verb.declared;
   for (let i = 0; i < needed; i++) if (i >= args.inputs || args.input(i) === undefined) return i;
   return undefined;
@@ -156,13 +172,13 @@ function bareTypedArray(value: unknown): { readonly path: string; readonly text:
 }
 
 // What the kernel takes after its destinations, as far as a call can tell.
-function describeKernel(verb: VerbState): string {
+function describeKernel(verb: RefusedVerb): string {
   const options = verb.describesOptions();
   return describeParameters(verb, options ? verb.declared - 1 : verb.declared, options);
 }
 
 // "1 input (x) and an options object", "2 inputs (x, w)".
-function describeParameters(verb: VerbState, inputs: number, options: boolean): string {
+function describeParameters(verb: RefusedVerb, inputs: number, options: boolean): string {
   const names: string[] = [];
   for (let i = 0; i < inputs; i++) names.push(verb.inputName(i));
   const list = names.length === 0 ? 'no inputs' : `${count(names.length, 'input')} (${names.join(', ')})`;
