@@ -11,9 +11,16 @@
  * `GpuKernels` compiles on the peers' device. So every variant does the same work from the same
  * weights and data, which the tests check by comparing losses.
  */
-import type { Arena } from '@pol/arena';
-import { capture, deviceArena, type Graph } from '@pol/webgpu';
-import { GpuKernels, type GpuModel, placeModel, trainStep } from 'pol-example-node-webgpu/mlp-gpu';
+import { capture, type Graph } from '@pol/webgpu';
+import {
+  destroyArenas,
+  GpuKernels,
+  type GpuModel,
+  type ModelArenas,
+  modelArenas,
+  placeModel,
+  trainStep,
+} from 'pol-example-node-webgpu/mlp-gpu';
 import {
   bufferPerStep,
   compiledKernels,
@@ -32,7 +39,7 @@ export const placement = { seed: 1, hidden: 16 } as const;
 export const lr = 0.1;
 
 type KernelName = Parameters<GpuKernels['dispatch']>[0];
-type Arrays = Parameters<GpuKernels['dispatch']>[1];
+type Bound = Parameters<GpuKernels['dispatch']>[2];
 
 interface Watched {
   readonly kernel: KernelName;
@@ -45,10 +52,10 @@ class WatchedKernels extends GpuKernels {
   readonly seen: Watched[] = [];
   watching = false;
 
-  override dispatch(kernel: KernelName, arrays: Arrays, threads: number): void {
+  override dispatch(kernel: KernelName, threads: number, ...arrays: Bound[]): void {
     const pass = this.pass;
     if (!this.watching || pass === undefined) {
-      super.dispatch(kernel, arrays, threads);
+      super.dispatch(kernel, threads, ...arrays);
       return;
     }
     let workgroups = 0;
@@ -63,29 +70,31 @@ class WatchedKernels extends GpuKernels {
       },
     } as unknown as GPUComputePassEncoder;
     try {
-      super.dispatch(kernel, arrays, threads);
+      super.dispatch(kernel, threads, ...arrays);
     } finally {
       this.pass = pass;
     }
-    this.seen.push({ kernel, bindings: Object.values(arrays), workgroups });
+    this.seen.push({ kernel, bindings: arrays, workgroups });
   }
 }
 
-/** The example's step on an arena of its own: the model placed, the step ready to call. */
+/** The example's step on arenas of its own (its parameters' and its step's): the model placed, the step ready to call. */
 export interface PolPerceptron {
-  readonly arena: Arena<'gpu'>;
+  readonly arenas: ModelArenas;
   readonly model: GpuModel;
   readonly step: () => void;
 }
 
-const ARENA_BYTES = 1 << 18; // the model and one step need about 40 KiB
+// The model and one step need about 31 KiB, the parameters under 1 KiB.
+const ARENA_BYTES = { params: 1 << 14, arena: 1 << 18 } as const;
 
-/** Place the example's model on a new arena of `device` and return its training step there. */
+/** Place the example's model on new arenas of `device` and return its training step there. */
 export function polPerceptron(device: GPUDevice, kernels: GpuKernels, label: string): PolPerceptron {
-  const arena = deviceArena(device, ARENA_BYTES, { label });
-  const model = placeModel(arena, placement);
+  const arenas = modelArenas(device, ARENA_BYTES, { label });
+  const model = placeModel(arenas, placement);
+  const { arena } = arenas;
   const step = () => trainStep(arena, kernels, model.params, model.grads, model.x, model.labels, { loss: model.loss });
-  return { arena, model, step };
+  return { arenas, model, step };
 }
 
 /** The model's parameters (or, from `model.grads`, their gradients), in a fixed order. */
@@ -93,8 +102,6 @@ function paramsOf(model: GpuModel, of: 'params' | 'grads' = 'params'): GPUBuffer
   const { layer1, layer2 } = model[of];
   return [layer1.w, layer1.b, layer2.w, layer2.b];
 }
-
-const keyOf = (b: GPUBufferBinding) => `${b.offset ?? 0}:${b.size ?? 0}`;
 
 /**
  * The step's plan, read off one eager run of the example's step on `device`, and the slots of the
@@ -105,23 +112,36 @@ const keyOf = (b: GPUBufferBinding) => `${b.offset ?? 0}:${b.size ?? 0}`;
  * creates. (Pol keeps the gradients and the loss in the model's region because the example carves
  * them once; that is one of the things an arena lets it do.) The gradients are `zeroed` slots:
  * the example's step zeroes them before its dispatches, and every variant clears them likewise.
+ * The parameters are slots of `group` 1: the example keeps them on a buffer of their own, which
+ * its layers bind `read` beside writable arrays of the step's buffer (group 0), so a variant that
+ * shares buffers between slots (Pol's by hand) must keep the groups apart; the peers give every
+ * slot a buffer of its own anyway.
  */
 export async function perceptronPlan(device: GPUDevice): Promise<{ plan: StepPlan; paramSlots: number[] }> {
   const kernels = new WatchedKernels(device, { lr });
   const pol = polPerceptron(device, kernels, 'perceptron plan');
   try {
     const m = pol.model;
+    const { params, arena } = pol.arenas;
+    const groupOf = (b: GPUBufferBinding): number => {
+      if (b.buffer === arena.slab.buffer) return 0;
+      if (b.buffer === params.slab.buffer) return 1;
+      throw new Error('the step bound a buffer outside its two arenas');
+    };
+    const keyOf = (b: GPUBufferBinding) => `${groupOf(b)}:${b.offset ?? 0}:${b.size ?? 0}`;
     const kept = new Set([m.x, m.labels, ...paramsOf(m)].map(keyOf));
     // The gradients: the example's step zeroes them first (its Shadows), and the backward kernels add into them.
     const zeroed = new Set(paramsOf(m, 'grads').map(keyOf));
-    const initial = await readBuffer(device, pol.arena.slab.buffer, 0, pol.arena.offset);
+    const initial = [
+      await readBuffer(device, arena.slab.buffer, 0, arena.offset),
+      await readBuffer(device, params.slab.buffer, 0, params.offset),
+    ];
     kernels.watching = true;
     pol.step();
     kernels.watching = false;
     const slots: Slot[] = [];
     const index = new Map<string, number>();
     const slotOf = (b: GPUBufferBinding): number => {
-      if (b.buffer !== pol.arena.slab.buffer) throw new Error('the step bound a buffer outside its arena');
       const key = keyOf(b);
       let i = index.get(key);
       if (i === undefined) {
@@ -129,10 +149,12 @@ export async function perceptronPlan(device: GPUDevice): Promise<{ plan: StepPla
         index.set(key, i);
         const offset = b.offset ?? 0;
         const size = b.size ?? 0;
+        const group = groupOf(b);
+        const contents = initial[group] as Uint8Array;
         slots.push(
           kept.has(key)
-            ? { size, life: 'model', uniform: false, initial: initial.slice(offset, offset + size) }
-            : { size, life: 'step', uniform: false, ...(zeroed.has(key) ? { zeroed: true } : {}) },
+            ? { size, life: 'model', uniform: false, group, initial: contents.slice(offset, offset + size) }
+            : { size, life: 'step', uniform: false, group, ...(zeroed.has(key) ? { zeroed: true } : {}) },
         );
       }
       return i;
@@ -146,7 +168,7 @@ export async function perceptronPlan(device: GPUDevice): Promise<{ plan: StepPla
     await device.queue.onSubmittedWorkDone();
     return { plan: { slots, dispatches }, paramSlots };
   } finally {
-    pol.arena.slab.destroy();
+    destroyArenas(pol.arenas);
   }
 }
 
@@ -192,7 +214,8 @@ export async function perceptronVariants(plainDevice: GPUDevice, polDevice: GPUD
   try {
     graph = await capture(polDevice, captured.step, { label: 'perceptron step' });
   } catch (error) {
-    for (const a of [eager.arena, captured.arena, byHand.arena, byHand.uniforms]) a.slab.destroy();
+    for (const a of [eager.arenas, captured.arenas]) destroyArenas(a);
+    byHand.destroy();
     throw error;
   }
   const concat = (parts: readonly Uint8Array[]) => {
@@ -227,7 +250,8 @@ export async function perceptronVariants(plainDevice: GPUDevice, polDevice: GPUD
     },
     dispose: () => {
       graph.dispose();
-      for (const a of [eager.arena, captured.arena, byHand.arena, byHand.uniforms]) a.slab.destroy();
+      for (const a of [eager.arenas, captured.arenas]) destroyArenas(a);
+      byHand.destroy();
     },
   };
 }

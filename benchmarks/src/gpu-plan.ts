@@ -37,6 +37,13 @@ export interface Slot {
   readonly life: 'model' | 'step' | 'input';
   /** Bound as `uniform` rather than as storage. */
   readonly uniform: boolean;
+  /**
+   * Which buffer the plan's source keeps it on (0 unless said): slots of different groups must not
+   * share a buffer, since the step binds some of them read-only beside writable ones of another
+   * group in one dispatch (WebGPU's usage rule is per whole buffer). The peers give every slot a
+   * buffer of its own; Pol's plan step makes an arena per group.
+   */
+  readonly group?: number;
   /** A model slot's contents, written once when the variant makes it. */
   readonly initial?: Uint8Array;
   /**

@@ -1,8 +1,10 @@
 /**
  * A step plan (`StepPlan`) run on Pol, as a user of Pol writes a step: the model's arrays carved
- * once from a device arena, the per-step inputs (uniforms) once from a uniform arena, the step's
- * own arrays carved per step in a frame (`scratchspace`), every bind group from Pol's cache
- * (`bindGroup`), inputs written with `upload`, zeroed slots cleared in the step's encoder. The same plan runs on the peers (`gpu-plan.ts`).
+ * once from a device arena per slot group (the perceptron's parameters apart, as its example keeps
+ * them), the per-step inputs (uniforms) once from a uniform arena, the step's own arrays carved per
+ * step in a frame (`scratchspace`) of group 0's arena, every bind group from Pol's cache
+ * (`bindGroup`), inputs written with `upload`, zeroed slots cleared in the step's encoder. The same
+ * plan runs on the peers (`gpu-plan.ts`).
  */
 import type { Arena } from '@pol/arena';
 import { alloc, scratchspace } from '@pol/core';
@@ -13,7 +15,10 @@ const UNIFORM = 0x40;
 
 /** The plan on Pol: model arrays and uniforms carved once, the step's arrays per step in a frame. */
 export interface PolPlanStep {
+  /** Group 0's arena: its model slots, and the step's frame. */
   readonly arena: Arena<'gpu'>;
+  /** An arena per slot group, `arena` first. */
+  readonly arenas: readonly Arena<'gpu'>[];
   readonly uniforms: Arena<'gpu'>;
   /** The arrays of the model and input slots, by slot (undefined for step slots). */
   readonly arrays: readonly (GpuArray<'float32'> | undefined)[];
@@ -23,6 +28,8 @@ export interface PolPlanStep {
   readonly writeInputsBatched: () => void;
   /** One eager step: carve the step's arrays in a frame, bind through the cache, encode, submit. */
   readonly step: () => void;
+  /** Destroy every slab. */
+  readonly destroy: () => void;
 }
 
 /** Run `plan` on Pol, on arenas of `device`, with the kernels compiled there. */
@@ -33,22 +40,35 @@ export function polPlanStep(
   inputs: ReadonlyMap<number, Float32Array>,
   label: string,
 ): PolPlanStep {
-  let stepBytes = 0;
   let inputBytes = 0;
-  let modelBytes = 0;
+  const groupBytes: number[] = [0]; // storage bytes per group: its model slots, and for group 0 the step's too
   const { minStorageBufferOffsetAlignment, minUniformBufferOffsetAlignment } = device.limits;
   const alignment = Math.max(256, minStorageBufferOffsetAlignment, minUniformBufferOffsetAlignment);
   const align = (n: number) => Math.ceil(n / alignment) * alignment;
   for (const slot of plan.slots) {
-    if (slot.life === 'step') stepBytes += align(slot.size);
-    else if (slot.life === 'input') inputBytes += align(slot.size);
-    else modelBytes += align(slot.size);
+    const group = slot.group ?? 0;
+    if (slot.life === 'input') inputBytes += align(slot.size);
+    else if (slot.life === 'step' && group !== 0) throw new Error('a plan step carves its step slots from group 0 only');
+    else groupBytes[group] = (groupBytes[group] ?? 0) + align(slot.size);
   }
-  const arena = deviceArena(device, modelBytes + stepBytes, { label });
+  const arenas: Arena<'gpu'>[] = [];
   const uniforms = deviceArena(device, Math.max(256, inputBytes), { label: `${label} uniforms`, usage: UNIFORM });
+  const destroy = () => {
+    for (const a of arenas) a.slab.destroy();
+    uniforms.slab.destroy();
+  };
+  try {
+    for (let g = 0; g < groupBytes.length; g++) {
+      arenas.push(deviceArena(device, Math.max(256, groupBytes[g] ?? 0), { label: g === 0 ? label : `${label} group ${g}` }));
+    }
+  } catch (error) {
+    destroy();
+    throw error;
+  }
+  const arena = arenas[0] as Arena<'gpu'>;
   const arrays: (GpuArray<'float32'> | undefined)[] = plan.slots.map((slot) => {
     if (slot.life === 'step') return undefined;
-    const a = alloc(slot.life === 'input' ? uniforms : arena, 'float32', slot.size / 4);
+    const a = alloc(slot.life === 'input' ? uniforms : (arenas[slot.group ?? 0] as Arena<'gpu'>), 'float32', slot.size / 4);
     if (slot.initial !== undefined) upload(a, new Float32Array(slot.initial.buffer, slot.initial.byteOffset, slot.size / 4));
     return a;
   });
@@ -107,5 +127,5 @@ export function polPlanStep(
     for (let k = 0; k < views.length; k++) (views[k] as Float32Array).set(inputData[k] as Float32Array);
     batch?.flush();
   };
-  return { arena, uniforms, arrays, writeInputs, writeInputsBatched, step };
+  return { arena, arenas, uniforms, arrays, writeInputs, writeInputsBatched, step, destroy };
 }

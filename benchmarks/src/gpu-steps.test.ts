@@ -83,10 +83,16 @@ describe('the perceptron step', () => {
     expect(lives.filter((l) => l === 'model').length).toBe(6); // x, labels, 4 parameters
     expect(lives.filter((l) => l === 'step').length).toBeGreaterThan(9);
     expect(v.plain.plan.slots.filter((s) => s.life === 'model').every((s) => s.initial?.length === s.size)).toBe(true);
+    // The parameters are on a buffer of their own (the example's layers bind them read-only), and
+    // Pol's hand-written step keeps them there too.
+    expect(v.plain.plan.slots.filter((s) => s.group === 1).map((s) => s.life)).toEqual(['model', 'model', 'model', 'model']);
+    expect(v.byHand.arenas).toHaveLength(2);
   });
 
   test('every variant computes the same parameters, bit for bit, after the same number of steps', async () => {
     const initial = await v.params('eager');
+    pol.pushErrorScope('validation');
+    plain.pushErrorScope('validation');
     const steps = 4;
     for (let i = 0; i < steps; i++) {
       v.eager.step();
@@ -97,6 +103,9 @@ describe('the perceptron step', () => {
     }
     v.floor4.run(); // 4 steps in one submit
     v.replayed.graph.replay({ times: steps - 1 }); // capture ran the first step; the rest in one submit
+    // No variant binds a buffer both read-only and writable in a dispatch (a dispatch that did would not run).
+    expect(await plain.popErrorScope()).toBeNull();
+    expect(await pol.popErrorScope()).toBeNull();
     const expected = await v.params('eager');
     expect(expected).not.toEqual(initial);
     const names: PerceptronVariantName[] = ['byHand', 'bufferPerStep', 'pool', 'floor', 'floor4', 'replayed'];
@@ -154,10 +163,7 @@ describe('the uniform-heavy step', () => {
       expect(new Float32Array(other.buffer)).not.toEqual(new Float32Array(polOut.buffer));
       graph.dispose();
     } finally {
-      for (const p of [eager, captured]) {
-        p.arena.slab.destroy();
-        p.uniforms.slab.destroy();
-      }
+      for (const p of [eager, captured]) p.destroy();
     }
   });
 });

@@ -220,10 +220,7 @@ async function uniformHeavy(d: Devices, run: RunOptions): Promise<SuiteResult> {
     return { measurements, comparisons };
   } finally {
     graph?.dispose();
-    for (const p of [eager, captured]) {
-      p.arena.slab.destroy();
-      p.uniforms.slab.destroy();
-    }
+    for (const p of [eager, captured]) p.destroy();
   }
 }
 

@@ -95,6 +95,7 @@ async function main(): Promise<void> {
       drawPicture(canvas, {
         capacity: run.arena.capacity,
         watermark: run.watermark,
+        paramsBytes: run.paramsBytes,
         warmupBytes: run.warmupBytes,
         dispatches: run.trace ?? [],
         losses,

@@ -1,15 +1,18 @@
 /**
- * The picture: on the left, the arena during one training step (bytes upwards, the step's
+ * The picture: on the left, the step's arena during one training step (bytes upwards, the step's
  * dispatches left to right), each byte range coloured by the frame it was carved in, the ranges
- * each dispatch binds drawn solid, and the watermark; on the right, the loss so far.
+ * each dispatch binds there drawn solid, and the watermark; on the right, the loss so far. The
+ * parameters live on a slab of their own, named under the picture, not drawn.
  */
 import type { DispatchRecord } from './mlp-gpu.js';
 
 export interface PictureState {
-  /** The arena's slab size (bytes). */
+  /** The step arena's slab size (bytes). */
   readonly capacity: number;
   /** Its watermark (bytes): here the slab's size, since the slab was sized from it. */
   readonly watermark: number;
+  /** The parameters' slab size (bytes). */
+  readonly paramsBytes: number;
   /** The warm-up slab that measured the watermark (bytes). */
   readonly warmupBytes: number;
   /** The captured step's dispatches, in order. */
@@ -29,7 +32,7 @@ const muted = '#66727f';
 const grid = '#e3e8ee';
 /** Frame levels: 0 is the arena itself, 1 the training step's frame, 2 a kernel's own frame. */
 const levels = [
-  { name: 'arena: data, weights, gradients, loss', light: '#c9d8ea', solid: '#3d6ea8' },
+  { name: 'arena: data, gradients, loss', light: '#c9d8ea', solid: '#3d6ea8' },
   { name: "train step's frame: activations, gradients", light: '#c4e6d9', solid: '#2f8a67' },
   { name: "a kernel's own frame: scratch", light: '#f6dcb8', solid: '#c97a16' },
 ] as const;
@@ -66,7 +69,7 @@ function drawArena(g: CanvasRenderingContext2D, state: PictureState, box: { x: n
   const { dispatches, capacity, watermark } = state;
   const top = Math.max(capacity, watermark, 1);
   const yOf = (bytes: number) => box.y + box.h - (bytes / top) * box.h;
-  text(g, 'The arena during one step', box.x, box.y - 44, { size: 15, bold: true });
+  text(g, "The step's arena during one step", box.x, box.y - 44, { size: 15, bold: true });
   text(
     g,
     `one GPUBuffer of ${kib(capacity)}: bytes upwards, the step's ${dispatches.length} dispatches left to right`,
@@ -103,8 +106,9 @@ function drawArena(g: CanvasRenderingContext2D, state: PictureState, box: { x: n
       g.fillStyle = levels[Math.min(level, levels.length - 1)]?.light ?? '#ddd';
       g.fillRect(x, yOf(to), w, yOf(from) - yOf(to));
     }
-    // The ranges this dispatch binds.
+    // The ranges this dispatch binds on this arena (the parameters are on their own slab).
     for (const b of d.bindings) {
+      if (b.on !== 'arena') continue;
       const level = levelOf(b.offset, d.frameMarks);
       const y0 = yOf(b.offset + b.size);
       const hgt = Math.max(yOf(b.offset) - y0, 1.5);
@@ -155,6 +159,15 @@ function drawArena(g: CanvasRenderingContext2D, state: PictureState, box: { x: n
     g.fillStyle = level.solid;
     g.fillRect(box.x + 16, y - 6, 14, 12);
     text(g, level.name, box.x + 38, y, { size: 11 });
+  });
+  // The parameters, beside the legend: on a slab of their own, so not in this picture.
+  const notDrawn = [
+    `not drawn: the weights and biases, on a slab`,
+    `of their own (${kib(state.paramsBytes)}): the layers bind them`,
+    'read-only, and only SGD writes them',
+  ];
+  notDrawn.forEach((line, i) => {
+    text(g, line, box.x + 320, ly + 20 + i * 18, { size: 11, color: muted });
   });
   text(g, 'bytes', box.x - 6, box.y - 8, { align: 'right', size: 11, color: muted });
 }

@@ -18,9 +18,10 @@ if (got.device === undefined) {
     });
     const seconds = (performance.now() - started) / 1000;
     console.log(
-      `warm-up: one eager step on a 4 MiB slab, loss ${result.warmupLoss.toFixed(4)}, watermark ${result.watermark} bytes`,
+      `warm-up: one eager step on two 4 MiB slabs, loss ${result.warmupLoss.toFixed(4)}, ` +
+        `watermarks ${result.watermark} bytes (the step's arena) and ${result.paramsBytes} bytes (the parameters)`,
     );
-    console.log(`then: ${String(result.arena)}: a slab of exactly the watermark`);
+    console.log(`then: ${String(result.arena)} and ${String(result.params)}: slabs of exactly the watermarks`);
     const { submits, passes, dispatches, copies } = result.stats;
     console.log(
       `graph: ${dispatches} dispatches in ${passes} pass and ${copies} gradient clears, ${submits} submits replayed as one; ` +

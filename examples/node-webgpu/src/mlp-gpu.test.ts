@@ -4,7 +4,15 @@ import { blobs, initMlp, type Mlp, seededRandom, train, trainStep } from '@pol/v
 import { bindGroup, capture, deviceArena, download, UsageConflictError, upload } from '@pol/webgpu';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { requestDevice } from './device.js';
-import { type G, GpuKernels, type GpuMlp, type GpuModel, trainOnGpu } from './mlp-gpu.js';
+import {
+  type G,
+  GpuKernels,
+  type GpuMlp,
+  type GpuModel,
+  placeModel,
+  trainOnGpu,
+  trainStep as trainStepOnGpu,
+} from './mlp-gpu.js';
 
 // A missing adapter fails every test here, never skips one: CI must not pass without running them.
 let device: GPUDevice | undefined;
@@ -113,11 +121,27 @@ test('the perceptron trains on the GPU: the loss falls, step for step as on the 
   expect(losses.at(-1)).toBeLessThan((losses[0] ?? 0) / 5);
 });
 
-test('the slab is exactly the warm-up watermark, and the step fills it to the byte', async () => {
-  const { arena, watermark } = await trainOnGpu(gpu(), { steps: 3 });
+test('each slab is exactly its warm-up watermark, and the step fills it to the byte', async () => {
+  let model: GpuModel | undefined;
+  const { arena, watermark, params, paramsBytes } = await trainOnGpu(gpu(), {
+    steps: 3,
+    onCaptured: (run) => {
+      model = run.model;
+    },
+  });
   expect(arena.capacity).toBe(Math.ceil(watermark / 4) * 4);
   expect(arena.watermark).toBe(watermark);
   expect(arena.describe().residency).toBe('device');
+  expect(params.capacity).toBe(Math.ceil(paramsBytes / 4) * 4);
+  expect(params.watermark).toBe(paramsBytes);
+  // The parameters, and nothing else, on their own buffer; data, gradients and loss on the step's.
+  const m = model as GpuModel;
+  walkShadows(m.params, m.grads, (p, g) => {
+    expect(p.buffer).toBe(params.slab.buffer);
+    expect(g.buffer).toBe(arena.slab.buffer);
+  });
+  for (const a of [m.x, m.labels, m.loss]) expect(a.buffer).toBe(arena.slab.buffer);
+  expect(params.slab.buffer).not.toBe(arena.slab.buffer);
 });
 
 test('step 1 is captured, and the replays run no JavaScript of the step: no bind group, pipeline or buffer', async () => {
@@ -168,7 +192,8 @@ async function freshDevice(): Promise<GPUDevice> {
 
 /**
  * Train on `device` in checked mode with a mistake planted in the step: every SGD update binds its
- * parameter as its own gradient, two writable bindings of the same bytes. Returns what the
+ * parameter as its own gradient, so the parameters' buffer is bound writable (`p`) and read-only
+ * (`g`) in one dispatch. Returns what the
  * kernel's dispatch threw (synchronously, before the device saw it), how the run ended, and the
  * validation error the device reported, if any.
  */
@@ -177,9 +202,11 @@ async function trainWithPlantedConflict(
 ): Promise<{ thrown: unknown[]; outcome: unknown; validation: GPUError | null }> {
   const dispatch = GpuKernels.prototype.dispatch;
   const thrown: unknown[] = [];
-  GpuKernels.prototype.dispatch = function (this: GpuKernels, ...[kernel, arrays, threads]: Parameters<typeof dispatch>) {
+  GpuKernels.prototype.dispatch = function (this: GpuKernels, ...[kernel, threads, ...arrays]: Parameters<typeof dispatch>) {
     try {
-      dispatch.call(this, kernel, kernel === 'sgd' ? { p: arrays.p as G, g: arrays.p as G } : arrays, threads);
+      const [p] = arrays;
+      if (kernel === 'sgd' && p !== undefined) dispatch.call(this, kernel, threads, p, p);
+      else dispatch.call(this, kernel, threads, ...arrays);
     } catch (error) {
       thrown.push(error);
       throw error;
@@ -205,7 +232,7 @@ test('on a fresh device, a checked run refuses a planted usage conflict synchron
     // The warm-up step's first SGD dispatch throws, and the run stops there.
     expect(thrown).toHaveLength(1);
     expect(thrown[0]).toBeInstanceOf(UsageConflictError);
-    expect(String(thrown[0])).toMatch(/overlapping writable ranges/);
+    expect(String(thrown[0])).toMatch(/both as writable storage and read-only/);
     expect(outcome).toBe(thrown[0]);
     // Refused in JavaScript: nothing invalid reached the device.
     expect(validation).toBeNull();
@@ -228,8 +255,35 @@ test('in checked mode no dispatch binds a range twice or mixes usages, and the r
   }
 });
 
+test("on one arena for everything, the layers' read-only weights are refused in checked mode, naming a slab of their own as the fix", async () => {
+  const device = await freshDevice();
+  try {
+    const kernels = new GpuKernels(device, { lr: 0.1 });
+    const arena = deviceArena(device, 1 << 20, { label: 'everything', checked: true });
+    const m = placeModel({ params: arena, arena }, { seed: 1, hidden: 16 });
+    const before = arena.describe();
+    device.pushErrorScope('validation');
+    let thrown: unknown;
+    try {
+      trainStepOnGpu(arena, kernels, m.params, m.grads, m.x, m.labels, { loss: m.loss });
+    } catch (error) {
+      thrown = error;
+    }
+    // The first dispatch, linear, binds x and y writable and w, b read-only, all of one buffer.
+    expect(thrown).toBeInstanceOf(UsageConflictError);
+    expect(String(thrown)).toMatch(/both as writable storage and read-only/);
+    expect(String(thrown)).toMatch(/weights in another slab/);
+    expect(await device.popErrorScope()).toBeNull();
+    // The step's frame closed: the arena's offset and frames are as they were.
+    const after = arena.describe();
+    expect([after.offset, after.frameMarks]).toEqual([before.offset, before.frameMarks]);
+  } finally {
+    device.destroy();
+  }
+});
+
 test('the trace records each dispatch with the ranges it bound and the frames open at the time', async () => {
-  const { trace, watermark } = await trainOnGpu(gpu(), { steps: 1, trace: true });
+  const { trace, watermark, paramsBytes } = await trainOnGpu(gpu(), { steps: 1, trace: true });
   expect(trace?.captured.map((d) => d.kernel)).toEqual([
     'linear',
     'relu',
@@ -247,8 +301,25 @@ test('the trace records each dispatch with the ranges it bound and the frames op
   ]);
   // Warm-up and capture carve the same ranges: the same allocation sequence.
   expect(trace?.captured).toEqual(trace?.warmup);
+  // What each kernel binds on the parameters' buffer: the layers' weights and biases (read), SGD's
+  // parameter (written); nothing else.
+  expect(trace?.captured.map((d) => d.bindings.filter((b) => b.on === 'params').map((b) => b.name))).toEqual([
+    ['w', 'b'],
+    [],
+    ['w', 'b'],
+    [],
+    [],
+    [],
+    ['w'],
+    [],
+    ['w'],
+    ['p'],
+    ['p'],
+    ['p'],
+    ['p'],
+  ]);
   for (const d of trace?.captured ?? []) {
-    for (const b of d.bindings) expect(b.offset + b.size).toBeLessThanOrEqual(watermark);
+    for (const b of d.bindings) expect(b.offset + b.size).toBeLessThanOrEqual(b.on === 'params' ? paramsBytes : watermark);
     // Every kernel runs inside the step's frame and its own.
     expect(d.frameMarks.length).toBeGreaterThanOrEqual(d.kernel === 'sgd' ? 1 : 2);
   }

@@ -11,17 +11,19 @@
  *   itself (`describe`), and is made a functional verb with `Allocating`, exactly like the CPU
  *   kernels; the verbs carve their outputs from whatever space is ambient, so inside the training
  *   step every activation and intermediate gradient is a carve in the step's frame;
- * - everything lives in one arena over one `GPUBuffer` (`deviceArena`), so every binding is a
- *   range of the same buffer, bound `var<storage, read_write>` (WebGPU's usage rule is per
- *   whole buffer within a dispatch);
+ * - two arenas, two `GPUBuffer`s (`ModelArenas`): the parameters (weights and biases) on one, and
+ *   everything else (data, gradients, loss, the step's frames) on the other. The layers declare
+ *   their weights and biases `var<storage, read>`, as real WGSL does, and SGD its gradients; that
+ *   is valid only because no dispatch also writes the buffer those live on (WebGPU's usage rule is
+ *   per whole buffer within a dispatch). The rest stays `read_write`: see the README;
  * - bind groups come from `bindGroup`'s cache: a steady step creates none;
- * - the gradients are the parameters' `Shadows`, carved once next to them; the backward kernels
- *   add into them, so each step starts by zeroing them (`zeroShadows`, a `clearBuffer` on the
- *   device), exactly as the CPU step does. A captured step records the clears, so every replay
- *   zeroes the gradients again before its backward pass: the loop clears nothing by hand;
- * - the path to a captured step: compile every pipeline first, run one step eagerly on a generous
- *   slab, read the watermark, make a slab of exactly that size, capture the first step on it, and
- *   replay the graph for every later step.
+ * - the gradients are the parameters' `Shadows`, carved once on the step's arena; the backward
+ *   kernels add into them, so each step starts by zeroing them (`zeroShadows`), exactly as the
+ *   CPU step does. A captured step records the clears, so every replay zeroes the gradients
+ *   again before its backward pass: the loop clears nothing by hand;
+ * - the path to a captured step: compile every pipeline first, run one step eagerly on generous
+ *   slabs, read the watermarks, make slabs of exactly those sizes, capture the first step on
+ *   them, and replay the graph for every later step.
  */
 import { type Arena, watermark } from '@pol/arena';
 import { alloc, describe, type Frame, Similar, Undef } from '@pol/core';
@@ -46,33 +48,52 @@ export interface GpuMlp {
 
 // --- WGSL --------------------------------------------------------------------------------------
 // Shapes are read from the bound ranges (arrayLength), so one pipeline serves every layer size.
-// Every binding is `read_write`: all arrays are ranges of one arena's buffer (see above).
+// Each binding is declared once, with its access: `read` for what lives on the parameters'
+// buffer and is only read there (weights, biases) and for the gradients SGD reads; `read_write`
+// for everything on the buffer the dispatch writes (WebGPU refuses a buffer bound both ways in
+// one dispatch, even as disjoint ranges).
 
-const rw = (names: readonly string[], type = 'f32') =>
-  names.map((n, i) => `@group(0) @binding(${i}) var<storage, read_write> ${n}: array<${type}>;`).join('\n');
+type Access = 'read' | 'read_write';
+/** A kernel: its bindings, its workgroup size, module-scope declarations, and the body of `main`. */
+interface KernelSource {
+  /** Each binding's name in WGSL and its access, in binding order (0, 1, 2, …). */
+  readonly bindings: Readonly<Record<string, Access>>;
+  /** The bindings whose elements are i32 (the others' are f32). */
+  readonly i32?: readonly string[];
+  readonly workgroupSize: number;
+  readonly declarations?: string;
+  readonly body: string;
+}
 
-const wgsl = {
+const R = 'read';
+const RW = 'read_write';
+
+const kernelSources = {
   // y[r, c] = b[c] + Σ_j x[r, j] · w[j, c]
-  linear: /* wgsl */ `${rw(['x', 'w', 'b', 'y'])}
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  linear: {
+    bindings: { x: RW, w: R, b: R, y: RW },
+    workgroupSize: 64,
+    body: `
   let m = arrayLength(&b); let k = arrayLength(&w) / m; let n = arrayLength(&x) / k;
   let i = id.x; if (i >= n * m) { return; }
   let r = i / m; let c = i % m;
   var acc = b[c];
   for (var j = 0u; j < k; j++) { acc += x[r * k + j] * w[j * m + c]; }
-  y[i] = acc;
-}`,
-  relu: /* wgsl */ `${rw(['x', 'y'])}
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  y[i] = acc;`,
+  },
+  relu: {
+    bindings: { x: RW, y: RW },
+    workgroupSize: 64,
+    body: `
   let i = id.x; if (i >= arrayLength(&y)) { return; }
-  y[i] = max(x[i], 0.0);
-}`,
+  y[i] = max(x[i], 0.0);`,
+  },
   // Per row: probs = softmax(z), rowLoss = −log probs[label].
-  softmaxCrossEntropy: /* wgsl */ `${rw(['z'])}
-@group(0) @binding(1) var<storage, read_write> labels: array<i32>;
-@group(0) @binding(2) var<storage, read_write> probs: array<f32>;
-@group(0) @binding(3) var<storage, read_write> rowLoss: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  softmaxCrossEntropy: {
+    bindings: { z: RW, labels: RW, probs: RW, rowLoss: RW },
+    i32: ['labels'],
+    workgroupSize: 64,
+    body: `
   let n = arrayLength(&rowLoss); let c = arrayLength(&z) / n;
   let r = id.x; if (r >= n) { return; }
   var top = z[r * c];
@@ -80,30 +101,35 @@ const wgsl = {
   var sum = 0.0;
   for (var j = 0u; j < c; j++) { sum += exp(z[r * c + j] - top); }
   for (var j = 0u; j < c; j++) { probs[r * c + j] = exp(z[r * c + j] - top) / sum; }
-  rowLoss[r] = -(z[r * c + u32(labels[r])] - top - log(sum));
-}`,
+  rowLoss[r] = -(z[r * c + u32(labels[r])] - top - log(sum));`,
+  },
   // loss[0] = mean of rowLoss (one invocation: the batch is small).
-  mean: /* wgsl */ `${rw(['values', 'result'])}
-@compute @workgroup_size(1) fn main() {
+  mean: {
+    bindings: { values: RW, result: RW },
+    workgroupSize: 1,
+    body: `
   let n = arrayLength(&values);
   var sum = 0.0;
   for (var i = 0u; i < n; i++) { sum += values[i]; }
-  result[0] = sum / f32(n);
-}`,
+  result[0] = sum / f32(n);`,
+  },
   // dz = (probs − onehot(labels)) / batch
-  softmaxCrossEntropyBackward: /* wgsl */ `${rw(['probs'])}
-@group(0) @binding(1) var<storage, read_write> labels: array<i32>;
-@group(0) @binding(2) var<storage, read_write> dz: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  softmaxCrossEntropyBackward: {
+    bindings: { probs: RW, labels: RW, dz: RW },
+    i32: ['labels'],
+    workgroupSize: 64,
+    body: `
   let n = arrayLength(&labels); let c = arrayLength(&probs) / n;
   let i = id.x; if (i >= n * c) { return; }
   let r = i / c; let j = i % c;
-  dz[i] = (probs[i] - select(0.0, 1.0, i32(j) == labels[r])) / f32(n);
-}`,
+  dz[i] = (probs[i] - select(0.0, 1.0, i32(j) == labels[r])) / f32(n);`,
+  },
   // One invocation per gradient entry: dw += xᵀ·dy, db += Σ_rows dy (gradients add up, as in the
   // CPU kernels, so the step zeroes them first), dx = dy·wᵀ.
-  linearBackward: /* wgsl */ `${rw(['w', 'x', 'dy', 'dx', 'dw', 'db'])}
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  linearBackward: {
+    bindings: { w: R, x: RW, dy: RW, dx: RW, dw: RW, db: RW },
+    workgroupSize: 64,
+    body: `
   let m = arrayLength(&db); let k = arrayLength(&dw) / m; let n = arrayLength(&dy) / m;
   let i = id.x;
   if (i < k * m) {
@@ -121,42 +147,63 @@ const wgsl = {
     var acc = 0.0;
     for (var c = 0u; c < m; c++) { acc += dy[r * m + c] * w[j * m + c]; }
     dx[t] = acc;
-  }
-}`,
-  reluBackward: /* wgsl */ `${rw(['x', 'dy', 'dx'])}
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  }`,
+  },
+  reluBackward: {
+    bindings: { x: RW, dy: RW, dx: RW },
+    workgroupSize: 64,
+    body: `
   let i = id.x; if (i >= arrayLength(&dx)) { return; }
-  dx[i] = select(0.0, dy[i], x[i] > 0.0);
-}`,
+  dx[i] = select(0.0, dy[i], x[i] > 0.0);`,
+  },
   // p −= lr · g, with lr a pipeline-overridable constant.
-  sgd: /* wgsl */ `${rw(['p', 'g'])}
-override lr: f32 = 0.1;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
+  sgd: {
+    bindings: { p: RW, g: R },
+    workgroupSize: 64,
+    declarations: 'override lr: f32 = 0.1;',
+    body: `
   let i = id.x; if (i >= arrayLength(&p)) { return; }
-  p[i] -= lr * g[i];
-}`,
-} as const;
+  p[i] -= lr * g[i];`,
+  },
+} as const satisfies Record<string, KernelSource>;
 
-type KernelName = keyof typeof wgsl;
-const workgroupSize: Record<KernelName, number> = {
-  linear: 64,
-  relu: 64,
-  softmaxCrossEntropy: 64,
-  mean: 1,
-  softmaxCrossEntropyBackward: 64,
-  linearBackward: 64,
-  reluBackward: 64,
-  sgd: 64,
-};
+type KernelName = keyof typeof kernelSources;
+
+/** A kernel's WGSL: its bindings declared as the source says, then its declarations and `main`. */
+function wgslOf(source: KernelSource): string {
+  const bindings = Object.entries(source.bindings).map(([name, access], i) => {
+    const type = source.i32?.includes(name) === true ? 'i32' : 'f32';
+    return `@group(0) @binding(${i}) var<storage, ${access}> ${name}: array<${type}>;`;
+  });
+  return `${bindings.join('\n')}
+${source.declarations ?? ''}
+@compute @workgroup_size(${source.workgroupSize}) fn main(@builtin(global_invocation_id) id: vec3u) {${source.body}
+}`;
+}
+
 const COMPUTE = 4; // GPUShaderStage.COMPUTE, spelled out so that no WebGPU global is needed
 
-/** One dispatch as the trace records it: which kernel, what it bound, and the arena's frames then. */
+/** One dispatch as the trace records it: which kernel, what it bound, and the step arena's frames then. */
 export interface DispatchRecord {
   readonly kernel: KernelName;
-  readonly bindings: readonly { readonly name: string; readonly offset: number; readonly size: number }[];
-  /** The arena's offset, and where each open frame starts (outermost first), at the dispatch. */
+  /** Each binding: its name in the kernel, the arena it lies on, and its range there. */
+  readonly bindings: readonly {
+    readonly name: string;
+    readonly on: 'params' | 'arena';
+    readonly offset: number;
+    readonly size: number;
+  }[];
+  /** The step arena's offset, and where each open frame starts (outermost first), at the dispatch. */
   readonly offset: number;
   readonly frameMarks: readonly number[];
+}
+
+interface Compiled {
+  readonly source: KernelSource;
+  /** The bindings' names, in binding order. */
+  readonly names: readonly string[];
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
 }
 
 /**
@@ -165,52 +212,75 @@ export interface DispatchRecord {
  */
 export class GpuKernels {
   readonly device: GPUDevice;
-  readonly #pipelines = new Map<KernelName, { pipeline: GPUComputePipeline; layout: GPUBindGroupLayout }>();
+  readonly #compiled: Record<KernelName, Compiled>;
   /** The pass the kernels encode into while a step runs. */
   pass: GPUComputePassEncoder | undefined;
-  /** When set, every dispatch is recorded here, with the arena's state (for pictures). */
-  trace: { arena: Arena<'gpu'>; dispatches: DispatchRecord[] } | undefined;
+  /** When set, every dispatch is recorded here, with the step arena's state (for pictures). */
+  trace: { arenas: ModelArenas; dispatches: DispatchRecord[] } | undefined;
 
   constructor(device: GPUDevice, options: { readonly lr: number }) {
     this.device = device;
-    for (const name of Object.keys(wgsl) as KernelName[]) {
-      const count = (wgsl[name].match(/@binding/g) ?? []).length;
+    const compile = (name: KernelName): Compiled => {
+      const source: KernelSource = kernelSources[name];
       const layout = device.createBindGroupLayout({
         label: name,
-        entries: Array.from({ length: count }, (_, binding) => ({ binding, visibility: COMPUTE, buffer: { type: 'storage' } })),
+        entries: Object.values(source.bindings).map((access, binding) => ({
+          binding,
+          visibility: COMPUTE,
+          buffer: { type: access === R ? 'read-only-storage' : 'storage' },
+        })),
       });
       const pipeline = device.createComputePipeline({
         label: name,
         layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
         compute: {
-          module: device.createShaderModule({ label: name, code: wgsl[name] }),
+          module: device.createShaderModule({ label: name, code: wgslOf(source) }),
           entryPoint: 'main',
           ...(name === 'sgd' ? { constants: { lr: options.lr } } : {}),
         },
       });
-      this.#pipelines.set(name, { pipeline, layout });
-    }
+      return { source, names: Object.keys(source.bindings), pipeline, layout };
+    };
+    this.#compiled = {
+      linear: compile('linear'),
+      relu: compile('relu'),
+      softmaxCrossEntropy: compile('softmaxCrossEntropy'),
+      mean: compile('mean'),
+      softmaxCrossEntropyBackward: compile('softmaxCrossEntropyBackward'),
+      linearBackward: compile('linearBackward'),
+      reluBackward: compile('reluBackward'),
+      sgd: compile('sgd'),
+    };
   }
 
-  /** Encode one dispatch of `kernel` over `threads` invocations, binding `arrays` in order. */
-  dispatch(kernel: KernelName, arrays: Readonly<Record<string, G | GI>>, threads: number): void {
+  /** Encode one dispatch of `kernel` over `threads` invocations, binding `arrays` in binding order. */
+  dispatch(kernel: KernelName, threads: number, ...arrays: (G | GI)[]): void {
     const pass = this.pass;
-    const entry = this.#pipelines.get(kernel);
-    if (pass === undefined || entry === undefined)
-      throw new Error(`${kernel}: no compute pass is open (call it inside trainStep)`);
-    const bindings = Object.values(arrays);
-    pass.setPipeline(entry.pipeline);
-    pass.setBindGroup(0, bindGroup(this.device, entry.layout, bindings));
-    pass.dispatchWorkgroups(Math.ceil(threads / workgroupSize[kernel]));
-    if (this.trace !== undefined) {
-      const { offset, frameMarks } = this.trace.arena.describe();
-      this.trace.dispatches.push({
-        kernel,
-        bindings: Object.entries(arrays).map(([name, a]) => ({ name, offset: a.offset, size: a.size })),
-        offset,
-        frameMarks,
-      });
-    }
+    if (pass === undefined) throw new Error(`${kernel}: no compute pass is open (call it inside trainStep)`);
+    const { source, names, pipeline, layout } = this.#compiled[kernel];
+    if (arrays.length !== names.length) throw new Error(`${kernel} binds ${names.length} arrays, ${arrays.length} were given`);
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup(this.device, layout, arrays));
+    pass.dispatchWorkgroups(Math.ceil(threads / source.workgroupSize));
+    if (this.trace !== undefined) this.#record(kernel, arrays);
+  }
+
+  #record(kernel: KernelName, arrays: readonly (G | GI)[]): void {
+    const trace = this.trace as NonNullable<GpuKernels['trace']>;
+    const { offset, frameMarks } = trace.arenas.arena.describe();
+    const params = trace.arenas.params.slab.buffer;
+    const { names } = this.#compiled[kernel];
+    trace.dispatches.push({
+      kernel,
+      bindings: arrays.map((a, i) => ({
+        name: names[i] ?? '',
+        on: a.buffer === params ? 'params' : 'arena',
+        offset: a.offset,
+        size: a.size,
+      })),
+      offset,
+      frameMarks,
+    });
   }
 }
 
@@ -222,7 +292,7 @@ const cols = (x: { readonly dims: readonly number[] }) => x.dims[x.dims.length -
 /** A dense layer, into `out.y`: `y = x · w + b`. */
 export const linearInto = describe(
   function linearInto(out: { y: G }, k: GpuKernels, layer: GpuLayer, x: G): void {
-    k.dispatch('linear', { x, w: layer.w, b: layer.b, y: out.y }, out.y.length);
+    k.dispatch('linear', out.y.length, x, layer.w, layer.b, out.y);
   },
   { outputs: (_k: GpuKernels, layer: GpuLayer, x: G) => ({ y: Undef('float32', [rows(x), cols(layer.b)]) }) },
 );
@@ -230,7 +300,7 @@ export const linearInto = describe(
 /** The rectifier, into `out.y`. */
 export const reluInto = describe(
   function reluInto(out: { y: G }, k: GpuKernels, x: G): void {
-    k.dispatch('relu', { x, y: out.y }, x.length);
+    k.dispatch('relu', x.length, x, out.y);
   },
   { outputs: (_k: GpuKernels, x: G) => ({ y: Undef(x) }) },
 );
@@ -247,8 +317,8 @@ export const softmaxCrossEntropyInto = describe(
     labels: GI,
     options: { probs: G; rowLoss: G },
   ): void {
-    k.dispatch('softmaxCrossEntropy', { z: logits, labels, probs: options.probs, rowLoss: options.rowLoss }, rows(logits));
-    k.dispatch('mean', { values: options.rowLoss, result: out.loss }, 1);
+    k.dispatch('softmaxCrossEntropy', rows(logits), logits, labels, options.probs, options.rowLoss);
+    k.dispatch('mean', 1, options.rowLoss, out.loss);
   },
   {
     outputs: () => ({ loss: Undef('float32', [1]) }),
@@ -260,7 +330,7 @@ export const softmaxCrossEntropyInto = describe(
 /** The backward pass of softmax cross-entropy: `dlogits = (probs − onehot(labels)) / batch`. */
 export const softmaxCrossEntropyBackwardInto = describe(
   function softmaxCrossEntropyBackwardInto(grads: { dlogits: G }, k: GpuKernels, probs: G, labels: GI): void {
-    k.dispatch('softmaxCrossEntropyBackward', { probs, labels, dz: grads.dlogits }, probs.length);
+    k.dispatch('softmaxCrossEntropyBackward', probs.length, probs, labels, grads.dlogits);
   },
   { outputs: (_k: GpuKernels, probs: G) => ({ dlogits: Undef(probs) }) },
 );
@@ -272,11 +342,7 @@ export const softmaxCrossEntropyBackwardInto = describe(
 export const linearBackwardInto = describe(
   function linearBackwardInto(grads: { dx: G; dlayer: GpuLayer }, k: GpuKernels, layer: GpuLayer, x: G, dy: G): void {
     const { dx, dlayer } = grads;
-    k.dispatch(
-      'linearBackward',
-      { w: layer.w, x, dy, dx, dw: dlayer.w, db: dlayer.b },
-      dlayer.w.length + dlayer.b.length + dx.length,
-    );
+    k.dispatch('linearBackward', dlayer.w.length + dlayer.b.length + dx.length, layer.w, x, dy, dx, dlayer.w, dlayer.b);
   },
   {
     outputs: (_k: GpuKernels, layer: GpuLayer, x: G) => ({ dx: Undef(x), dlayer: { w: Undef(layer.w), b: Undef(layer.b) } }),
@@ -286,7 +352,7 @@ export const linearBackwardInto = describe(
 /** The backward pass of the rectifier. */
 export const reluBackwardInto = describe(
   function reluBackwardInto(grads: { dx: G }, k: GpuKernels, x: G, dy: G): void {
-    k.dispatch('reluBackward', { x, dy, dx: grads.dx }, x.length);
+    k.dispatch('reluBackward', x.length, x, dy, grads.dx);
   },
   { outputs: (_k: GpuKernels, x: G) => ({ dx: Undef(x) }) },
 );
@@ -299,8 +365,8 @@ export const linearBackward = Allocating(linearBackwardInto);
 export const reluBackward = Allocating(reluBackwardInto);
 
 /**
- * One SGD step, into `out.loss` (the loss before the update): zero `grads` (one `clearBuffer` per
- * array, on the device), forward, backward into `grads`, then `p −= lr · g` for every parameter,
+ * One SGD step, into `out.loss` (the loss before the update): zero `grads` (`zeroShadows`),
+ * forward, backward into `grads`, then `p −= lr · g` for every parameter,
  * as one compute pass and one submit. The verbs inside take their outputs from the ambient space,
  * which the step's own verb binds to its frame.
  */
@@ -318,7 +384,7 @@ export const trainStepInto = describe(
       const da = linearBackward(k, params.layer2, a, dlogits, { dlayer: grads.layer2 }).dx;
       const dh = reluBackward(k, h, da).dx;
       linearBackward(k, params.layer1, x, dh, { dlayer: grads.layer1 });
-      walkShadows(params, grads, (p, g) => k.dispatch('sgd', { p, g }, p.length));
+      walkShadows(params, grads, (p, g) => k.dispatch('sgd', p.length, p, g));
     } finally {
       k.pass.end();
       k.pass = undefined;
@@ -331,6 +397,39 @@ export const trainStepInto = describe(
 export const trainStep = Allocating(trainStepInto);
 
 // --- the training loop ---------------------------------------------------------------------------
+
+/**
+ * The two arenas a model lives on, one `GPUBuffer` each. `params` holds the weights and biases,
+ * which the layers bind `read` and only SGD writes; `arena` holds everything else (data, labels,
+ * gradients, the loss) and the step's frames (activations, scratch). No dispatch writes both, so
+ * each can be bound read-only where the other is written.
+ */
+export interface ModelArenas {
+  readonly params: Arena<'gpu'>;
+  readonly arena: Arena<'gpu'>;
+}
+
+/** Make the two arenas, of `bytes.params` and `bytes.arena` bytes, labelled after `label`. */
+export function modelArenas(
+  device: GPUDevice,
+  bytes: { readonly params: number; readonly arena: number },
+  options: { readonly label: string; readonly checked?: boolean },
+): ModelArenas {
+  const checked = options.checked ?? false;
+  const params = deviceArena(device, bytes.params, { label: `${options.label} parameters`, checked });
+  try {
+    return { params, arena: deviceArena(device, bytes.arena, { label: options.label, checked }) };
+  } catch (error) {
+    params.slab.destroy();
+    throw error;
+  }
+}
+
+/** Destroy both arenas' slabs (the arenas stay readable as a record). */
+export function destroyArenas(arenas: ModelArenas): void {
+  arenas.params.slab.destroy();
+  arenas.arena.slab.destroy();
+}
 
 /** Everything one model needs on the device: data, parameters, their gradients (Shadows) and the loss. */
 export interface GpuModel {
@@ -349,29 +448,29 @@ function likeMlp(p: Mlp) {
 }
 
 /**
- * Carve the model's buffers from `arena` (always in the same order, so on two arenas they land
- * at the same offsets) and upload the data and initial parameters, made on the host exactly as
- * the CPU example makes them.
+ * Carve the model's buffers, the parameters from `arenas.params` and the rest from `arenas.arena`
+ * (always in the same order, so on two pairs of arenas they land at the same offsets), and upload
+ * the data and initial parameters, made on the host exactly as the CPU example makes them.
  */
 export function placeModel(
-  arena: Arena<'gpu'> | Frame<'gpu'>,
+  arenas: { readonly params: Arena<'gpu'> | Frame<'gpu'>; readonly arena: Arena<'gpu'> | Frame<'gpu'> },
   options: { readonly seed: number; readonly hidden: number },
 ): GpuModel {
   const host = Similar(new Float32Array(0)); // the GC space, for the host-side copies
   const random = seededRandom(options.seed);
   const data = blobs(host, random, 30, 3); // 90 points in the plane, 3 classes
   const init = initMlp(host, random, 2, options.hidden, 3);
-  const model = alloc(arena, {
+  const params = alloc(arenas.params, likeMlp(init));
+  const rest = alloc(arenas.arena, {
     x: Undef(data.x),
     labels: Undef(data.labels),
-    params: likeMlp(init),
-    grads: shadowSpec(init), // the parameters' Shadows: zeroed, of the same shapes
+    grads: shadowSpec(init), // the parameters' Shadows: zeroed, of the same shapes, on the step's buffer
     loss: Undef('float32', [1]),
   });
-  upload(model.x, data.x);
-  upload(model.labels, data.labels);
-  walkShadows(init, model.params, (h, g) => upload(g, h));
-  return model;
+  upload(rest.x, data.x);
+  upload(rest.labels, data.labels);
+  walkShadows(init, params, (h, g) => upload(g, h));
+  return { ...rest, params };
 }
 
 export interface TrainOptions {
@@ -379,9 +478,9 @@ export interface TrainOptions {
   readonly seed?: number;
   readonly lr?: number;
   readonly hidden?: number;
-  /** The warm-up slab's size in bytes (default 4 MiB): generous, since it only measures. */
+  /** Each warm-up slab's size in bytes (default 4 MiB): generous, since it only measures. */
   readonly warmupBytes?: number;
-  /** Called once the step is captured, before step 1's `onStep`: the arena, the watermark, the graph. */
+  /** Called once the step is captured, before step 1's `onStep`: the arenas, the watermarks, the graph. */
   readonly onCaptured?: (run: CapturedRun) => void | Promise<void>;
   /** Called after every step with its loss (1-based steps; step 1 is the captured run). */
   readonly onStep?: (step: number, loss: number, how: 'captured' | 'replayed') => void | Promise<void>;
@@ -391,15 +490,19 @@ export interface TrainOptions {
   readonly checked?: boolean;
 }
 
-/** What `onCaptured` hears: the arena the loop runs on, and how it was sized. */
+/** What `onCaptured` hears: the arenas the loop runs on, and how they were sized. */
 export interface CapturedRun {
-  /** The arena over a slab of exactly the watermark. */
+  /** The step's arena, over a slab of exactly its watermark. */
   readonly arena: Arena<'gpu'>;
-  /** The model on it, which the graph's replays train. */
+  /** The parameters' arena, over a slab of exactly what they need. */
+  readonly params: Arena<'gpu'>;
+  /** The model on them, which the graph's replays train. */
   readonly model: GpuModel;
-  /** What the model and one step need, measured on the warm-up slab. */
+  /** What the step's arena needs (the data, gradients, loss and one step), measured on the warm-up slab. */
   readonly watermark: number;
-  /** The warm-up slab's size. */
+  /** What the parameters need, measured on their warm-up slab. */
+  readonly paramsBytes: number;
+  /** Each warm-up slab's size. */
   readonly warmupBytes: number;
   /** The loss of the eager warm-up step. */
   readonly warmupLoss: number;
@@ -414,10 +517,14 @@ export interface TrainResult {
   readonly losses: number[];
   /** The loss the eager warm-up step computed (the same as step 1's: same data, same weights). */
   readonly warmupLoss: number;
-  /** What one model and one step need, measured on the warm-up slab. */
+  /** What the step's arena needs, measured on the warm-up slab. */
   readonly watermark: number;
-  /** The arena the loop ran on, over a slab of exactly the watermark. */
+  /** What the parameters need, measured on their warm-up slab. */
+  readonly paramsBytes: number;
+  /** The step's arena the loop ran on, over a slab of exactly the watermark. */
   readonly arena: Arena<'gpu'>;
+  /** The parameters' arena, over a slab of exactly `paramsBytes`. */
+  readonly params: Arena<'gpu'>;
   /** The captured graph's contents. */
   readonly stats: GraphStats;
   /** Dispatches of the warm-up step and of the captured step, when asked for. */
@@ -432,55 +539,58 @@ async function readLoss(loss: G): Promise<number> {
  * Train the perceptron for `steps` steps on `device`, the captured way:
  *
  * 1. compile every pipeline (`new GpuKernels`);
- * 2. warm up: place the model on a generous slab and run one step eagerly; the arena's watermark
- *    is then what the model and one step need, scratch included;
- * 3. place the model again, on a new arena over a slab of exactly the watermark (the same
- *    allocation sequence, so the same offsets: it fits to the byte);
+ * 2. warm up: place the model on two generous slabs and run one step eagerly; the step arena's
+ *    watermark is then what the data, gradients, loss and one step need, scratch included, and
+ *    the parameters' watermark what they need;
+ * 3. place the model again, on new arenas over slabs of exactly those sizes (the same allocation
+ *    sequence, so the same offsets: it fits to the byte);
  * 4. capture the first step: it runs for real while its commands are recorded;
  * 5. replay the graph for every later step: one encoder and one submit each, none of the step's
  *    JavaScript, no carve, no bind group; the gradients' clears are in the graph, so nothing is
- *    cleared by hand.
+ *    cleared by hand. (The graph pins what it binds in both arenas.)
  *
- * The slab and the graph are released when it returns; `arena` stays readable as a record.
+ * The slabs and the graph are released when it returns; the arenas stay readable as a record.
  */
 export async function trainOnGpu(device: GPUDevice, options: TrainOptions = {}): Promise<TrainResult> {
   const steps = options.steps ?? 200;
   const placement = { seed: options.seed ?? 1, hidden: options.hidden ?? 16 };
   const kernels = new GpuKernels(device, { lr: options.lr ?? 0.1 });
-
-  // Warm up eagerly on a generous slab, and measure.
   const checked = options.checked ?? false;
+  const step = (arenas: ModelArenas, m: GpuModel) =>
+    trainStep(arenas.arena, kernels, m.params, m.grads, m.x, m.labels, { loss: m.loss });
+
+  // Warm up eagerly on generous slabs, and measure.
   const warmupBytes = options.warmupBytes ?? 4 << 20;
-  const warm = deviceArena(device, warmupBytes, { label: 'warm-up', checked });
+  const warm = modelArenas(device, { params: warmupBytes, arena: warmupBytes }, { label: 'warm-up', checked });
   const warmupTrace: DispatchRecord[] = [];
   let warmupLoss: number;
-  let bytes: number;
+  const bytes = { params: 0, arena: 0 };
   try {
     const m = placeModel(warm, placement);
-    if (options.trace === true) kernels.trace = { arena: warm, dispatches: warmupTrace };
-    trainStep(warm, kernels, m.params, m.grads, m.x, m.labels, { loss: m.loss });
+    if (options.trace === true) kernels.trace = { arenas: warm, dispatches: warmupTrace };
+    step(warm, m);
     kernels.trace = undefined;
     warmupLoss = await readLoss(m.loss);
-    bytes = watermark(warm);
+    bytes.params = watermark(warm.params);
+    bytes.arena = watermark(warm.arena);
   } finally {
-    warm.slab.destroy();
+    destroyArenas(warm);
   }
 
-  // A slab of exactly the watermark, the same placement, and the first step captured.
-  const arena = deviceArena(device, bytes, { label: 'perceptron', checked });
+  // Slabs of exactly the watermarks, the same placement, and the first step captured.
+  const arenas = modelArenas(device, bytes, { label: 'perceptron', checked });
   const capturedTrace: DispatchRecord[] = [];
   try {
-    const m = placeModel(arena, placement);
-    if (options.trace === true) kernels.trace = { arena, dispatches: capturedTrace };
-    const graph = await capture(device, () => trainStep(arena, kernels, m.params, m.grads, m.x, m.labels, { loss: m.loss }), {
-      label: 'train step',
-    });
+    const m = placeModel(arenas, placement);
+    if (options.trace === true) kernels.trace = { arenas, dispatches: capturedTrace };
+    const graph = await capture(device, () => step(arenas, m), { label: 'train step' });
     kernels.trace = undefined;
     const losses = [await readLoss(m.loss)];
     await options.onCaptured?.({
-      arena,
+      ...arenas,
       model: m,
-      watermark: bytes,
+      watermark: bytes.arena,
+      paramsBytes: bytes.params,
       warmupBytes,
       warmupLoss,
       stats: graph.stats,
@@ -488,11 +598,11 @@ export async function trainOnGpu(device: GPUDevice, options: TrainOptions = {}):
     });
     await options.onStep?.(1, losses[0] ?? Number.NaN, 'captured');
     try {
-      for (let step = 2; step <= steps; step++) {
+      for (let n = 2; n <= steps; n++) {
         graph.replay();
         const loss = await readLoss(m.loss);
         losses.push(loss);
-        await options.onStep?.(step, loss, 'replayed');
+        await options.onStep?.(n, loss, 'replayed');
       }
     } finally {
       graph.dispose();
@@ -500,12 +610,13 @@ export async function trainOnGpu(device: GPUDevice, options: TrainOptions = {}):
     return {
       losses,
       warmupLoss,
-      watermark: bytes,
-      arena,
+      watermark: bytes.arena,
+      paramsBytes: bytes.params,
+      ...arenas,
       stats: graph.stats,
       ...(options.trace === true ? { trace: { warmup: warmupTrace, captured: capturedTrace } } : {}),
     };
   } finally {
-    arena.slab.destroy();
+    destroyArenas(arenas);
   }
 }

@@ -211,7 +211,8 @@ function mixedAdvice(readOnly: Range): string {
   if (readOnly.kind === 'read-only-storage') {
     return (
       "Bind every array of this slab that the dispatch uses as 'storage' (var<storage, read_write> in WGSL), " +
-      "or keep read-only data such as weights in another slab, made read-only: deviceArena(device, bytes, { readOnly: true, label: 'weights' }). " +
+      "or keep read-only data such as weights in another slab, made read-only: deviceArena(device, bytes, { readOnly: true, label: 'weights' }) " +
+      '(made without readOnly when an optimizer updates them in dispatches of its own). ' +
       'When the kernels are not yours and declare every input read, let Pol place the arrays on several slabs: planPlacement and placedArena.'
     );
   }
