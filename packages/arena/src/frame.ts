@@ -40,6 +40,11 @@ export const frameOps = {} as FrameOps;
  * so opening and closing a frame allocates nothing. Until then it stays closed and refuses every use.
  */
 export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
+  // Messages name values by their class ("got an ArenaFrame"): name it as users know it, with a
+  // static getter for the reason given at ArenaImpl's.
+  static get name(): string {
+    return 'ArenaFrame';
+  }
   readonly [spaceKey]: K;
   declare readonly [frameKey]: true;
   // Invariant: open exactly while this frame is on its arena's chain of open frames.
@@ -146,5 +151,3 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
 }
 
 Object.defineProperty(FrameImpl.prototype, frameKey, { value: true });
-// Messages name values by their class ("got an ArenaFrame"): name the class as users know it.
-Object.defineProperty(FrameImpl, 'name', { value: 'ArenaFrame' });

@@ -34,6 +34,11 @@ export interface Mark {
 /** The one class of marks: what `arena.mark()` makes and `arena.retract(mark)` accepts. */
 export class MarkImpl implements Mark {
   declare readonly [markBrand]: true;
+  // Messages name values by their class ("got a Mark"): name it as users know it, with a
+  // static getter for the reason given at ArenaImpl's.
+  static get name(): string {
+    return 'Mark';
+  }
   constructor(
     readonly arena: Arena<Kind>,
     readonly offset: number,
@@ -45,6 +50,3 @@ export class MarkImpl implements Mark {
     return `Mark(offset ${this.offset}, epoch ${this.epoch})`;
   }
 }
-
-// Messages name values by their class ("got a Mark"): name the class as users know it.
-Object.defineProperty(MarkImpl, 'name', { value: 'Mark' });

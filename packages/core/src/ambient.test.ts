@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   type AmbientStore,
+  bindAmbient,
   contextStore,
   lazyContextStore,
   openFrameKey,
@@ -224,6 +225,50 @@ describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
       /withspace\(space, f\) needs a callback f, got undefined/,
     );
     expect(bound()).toBeUndefined();
+  });
+});
+
+describe('bindAmbient (withspace without its argument checks)', () => {
+  it('calls f(arg) with the space bound, returns what f returns, and restores the binding after a return and a throw', () => {
+    const outer = countingSpace();
+    const space = countingSpace();
+    withspace(outer, () => {
+      expect(bindAmbient(space, (x: number) => (ambientspace() === space ? x * 2 : -1), 21)).toBe(42);
+      expect(ambientspace()).toBe(outer);
+      expect(() =>
+        bindAmbient(space, () => {
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+      expect(ambientspace()).toBe(outer);
+    });
+    expect(bound()).toBeUndefined();
+  });
+
+  it('keeps the binding across await for an async callback', async () => {
+    const space = countingSpace();
+    const seen = await bindAmbient(space, async () => {
+      await Promise.resolve();
+      return ambientspace();
+    });
+    expect(seen).toBe(space);
+    expect(bound()).toBeUndefined();
+  });
+
+  it('on a store without async context, refuses an async callback before it runs, binding unchanged', () => {
+    const previous = setAmbientStore(syncStore());
+    try {
+      let ran = false;
+      expect(() =>
+        bindAmbient(countingSpace(), async () => {
+          ran = true;
+        }),
+      ).toThrow(AsyncScopeUnsupportedError);
+      expect(ran).toBe(false);
+      expect(bound()).toBeUndefined();
+    } finally {
+      setAmbientStore(previous);
+    }
   });
 });
 

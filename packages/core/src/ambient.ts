@@ -309,6 +309,26 @@ export function withspace<R>(space: Space, f: () => R): R {
 }
 
 /**
+ * Call `f(arg)` with `space` as the ambient space, as `withspace(space, () => f(arg))` would, without
+ * `withspace`'s argument checks and without a closure: for code that binds a space it already knows
+ * is one, with a function of its own, on every call of a hot path (a verb binding its frame around
+ * its kernel). The store still refuses an async `f` on a runtime without async context.
+ *
+ * @throws {AsyncScopeUnsupportedError} on a runtime without async context, for an `async` `f` or an
+ * `f` that returns a promise (the binding is restored either way).
+ * @example
+ * ```ts
+ * import { ambientspace, Similar } from '@pol/core';
+ * import { bindAmbient } from '@pol/core/backend';
+ * const space = Similar(new Float32Array(0));
+ * console.log(bindAmbient(space, (s) => ambientspace() === s, space)); // true
+ * ```
+ */
+export function bindAmbient<A, R>(space: Space, f: (arg: A) => R, arg?: A): R {
+  return store.run(space, f, arg);
+}
+
+/**
  * Refuse an `async` callback, before it runs, when the ambient store cannot follow it across
  * `await`. Internal: `withspace` and `scratchspace` call it before binding anything.
  */

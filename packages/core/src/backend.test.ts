@@ -8,6 +8,7 @@ import * as pol from './index.js';
  */
 const coverage: Record<string, string> = {
   // ambient.ts
+  bindAmbient: 'ambient.test.ts',
   contextStore: 'ambient.test.ts',
   lazyContextStore: 'ambient.test.ts',
   setAmbientStore: 'ambient.test.ts',
@@ -26,6 +27,7 @@ const coverage: Record<string, string> = {
   attachSuppressed: 'failure.test.ts',
   closeAfterFailure: 'failure.test.ts',
   // frame.ts
+  openFrame: 'frame.test.ts',
   scopeFrame: 'frame.test.ts',
   // materialize.ts
   materializeInto: 'materialize.test.ts',

@@ -21,11 +21,11 @@
  * @packageDocumentation
  */
 
-export { type AmbientStore, contextStore, lazyContextStore, setAmbientStore, syncStore } from './ambient.js';
+export { type AmbientStore, bindAmbient, contextStore, lazyContextStore, setAmbientStore, syncStore } from './ambient.js';
 export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
 export { frozenDims, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';
-export { scopeFrame } from './frame.js';
+export { openFrame, scopeFrame } from './frame.js';
 export { materializeInto } from './materialize.js';
 export { readOptions } from './options.js';
 export { isPowerOfTwo } from './power-of-two.js';

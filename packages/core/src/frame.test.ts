@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { type ArrayFamily, familyKey, openFrameKey, rollbackKey, savepointKey, scopeFrame, spaceKey } from './backend.js';
+import {
+  type ArrayFamily,
+  familyKey,
+  openFrame,
+  openFrameKey,
+  rollbackKey,
+  savepointKey,
+  scopeFrame,
+  spaceKey,
+} from './backend.js';
 import {
   alloc,
   ambientspace,
@@ -360,6 +369,48 @@ describe('scopeFrame', () => {
     expect(() => scopeFrame({} as Space)).toThrow(NotASpaceError);
     expect(() => scopeFrame(host, 42 as unknown as () => void)).toThrow(InvalidArgumentError);
     expect(() => scopeFrame(host, 42 as unknown as () => void)).toThrow(/Omit it for GC memory/);
+  });
+});
+
+describe('openFrame (scratchspace without its argument checks)', () => {
+  it('opens a scope frame on a space without a frame protocol, as scratchspace(space) does', () => {
+    const space = countingSpace();
+    const frame = openFrame(space);
+    expect(isFrame(frame)).toBe(true);
+    expect(frame.parent).toBe(space);
+    alloc(frame, 'float32', 2);
+    expect(space.calls).toHaveLength(1);
+    frame.close();
+    expect(frame.isOpen).toBe(false);
+    expect(() => alloc(frame, 'float32', 1)).toThrow(FrameClosedError);
+  });
+
+  it("opens through a space's own protocol when it has one", () => {
+    const opened: Frame[] = [];
+    const inner = scopeFrame(host);
+    const space: Space<'host'> = {
+      [spaceKey]: 'host',
+      alloc: (dtype, dims) => host.alloc(dtype, dims),
+      [openFrameKey]: () => {
+        opened.push(inner);
+        return inner;
+      },
+    };
+    expect(openFrame(space)).toBe(inner);
+    expect(opened).toEqual([inner]);
+    inner.close();
+  });
+
+  it('nests on an open frame, and refuses a closed one with FrameClosedError, opening nothing', () => {
+    const space = countingSpace();
+    const outer = openFrame(space);
+    const nested = openFrame(outer);
+    expect(nested.parent).toBe(outer);
+    nested.close();
+    outer.close();
+    expect(() => openFrame(outer)).toThrow(FrameClosedError);
+    expect(() => openFrame(outer)).toThrow(/has closed/);
+    expect(space.calls).toHaveLength(0);
   });
 });
 

@@ -1,10 +1,11 @@
-import { type Frame, InvalidArgumentError, type Kernel, type Space, scratchspace } from '@pol/core';
+import { type Frame, InvalidArgumentError, type Kernel, type Space } from '@pol/core';
 import {
   closeAfterFailure,
   commit,
   describeValue,
   isThenable,
   noSavepoint,
+  openFrame,
   readOptions,
   rollback,
   savepoint,
@@ -133,7 +134,7 @@ function call(verb: VerbState, args: CallArgs): unknown {
     let frame: Frame;
     try {
       result = plan.materializeResult(space, options, made);
-      frame = scratchspace(space);
+      frame = openFrame(space);
     } catch (error) {
       rollback(space, token, error);
       throw error;

@@ -1,7 +1,8 @@
 // Internal, quarantined: calling the kernel with the verb's frame as the ambient space, without
 // allocating.
 //
-// Why it looks like this: `withspace(frame, thunk)` takes a function of no arguments, and the
+// Why it looks like this: binding a space (`withspace(frame, thunk)`, or `bindAmbient`, its form
+// without argument checks that the verb uses for its own frame) takes a function, and the
 // kernel takes `(outs, ...inputs, options)`. The obvious thunk, `() => kernel(outs, ...inputs,
 // options)`, is a closure and an argument array per call: on an arena in steady state, those
 // would be the call's only garbage. So one thunk per verb (`run`) reads the pending call's
@@ -10,7 +11,8 @@
 // anything else can run, and `run` reads every field before the kernel starts (a kernel that calls
 // its own verb again sets them anew for the inner call).
 
-import { type Frame, withspace } from '@pol/core';
+import type { Frame } from '@pol/core';
+import { bindAmbient } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 
 type AnyKernel = (...args: unknown[]) => unknown;
@@ -103,7 +105,7 @@ export class KernelCall {
       this.#slot = slot;
       this.#count = slot + 1;
     }
-    return withspace(frame, this.#run);
+    return bindAmbient(frame, this.#run);
   }
 
   #argument(i: number): unknown {
