@@ -9,14 +9,12 @@
  * The GPU work is tiny (arrays of 64 to 256 floats, one to four workgroups of a one-line shader),
  * so that what is measured is the JavaScript and driver work of building and submitting a step.
  */
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Arena } from '@pol/arena';
 import { alloc, scratchspace } from '@pol/core';
 import { bindGroup, capture, deviceArena, type GpuArray, type Graph } from '@pol/webgpu';
 import { create } from 'webgpu';
 import { countGpuObjects, type GpuObjectCounter } from './gpu-count.js';
+import { prepareGpuEnvironment } from './gpu-environment.js';
 import { measureGpuSteps } from './gpu-timing.js';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
 
@@ -50,20 +48,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 // flight, and the process then crashes: keep it for the life of the process.
 let instance: GPU | undefined;
 
-/** Point Vulkan at SwiftShader when nothing else is set up, and give it a runtime directory. */
-function prepareEnvironment(): void {
-  const swiftshader = '/usr/lib/chromium/vk_swiftshader_icd.json';
-  if (process.env.VK_ICD_FILENAMES === undefined && existsSync(swiftshader)) process.env.VK_ICD_FILENAMES = swiftshader;
-  if (process.env.XDG_RUNTIME_DIR === undefined) {
-    const dir = join(tmpdir(), `pol-webgpu-runtime-${process.getuid?.() ?? 'user'}`);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    process.env.XDG_RUNTIME_DIR = dir;
-  }
-}
-
 /** A GPU adapter, or an error that says how to get one. */
 export async function openAdapter(): Promise<GPUAdapter> {
-  prepareEnvironment();
+  prepareGpuEnvironment();
   instance ??= create([]);
   const adapter = await instance.requestAdapter();
   if (adapter === null) {
