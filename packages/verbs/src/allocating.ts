@@ -117,7 +117,7 @@ function call(verb: VerbState, args: CallArgs): unknown {
   let pending = false;
   try {
     // 1. The arguments: the space if it comes first, the inputs, the options object.
-    args.split(verb.declared);
+    args.split(verb.declared, verb.spaces);
     // 2. The plan for their shapes: kept, or made now (which checks the call in full).
     const plan = verb.planFor(args);
     // 3. The space, checked mode, and the caller's own buffers against the plan.
@@ -128,7 +128,7 @@ function call(verb: VerbState, args: CallArgs): unknown {
     const options = args.options;
     if (options !== undefined) plan.checkSupplied(verb.label, options);
     // 4. Outputs and checkpoints from the unframed space, under one savepoint, and the verb's frame.
-    const made = VerbState.reuses(space) ? plan.madeFrom(space) : undefined;
+    const made = verb.madeFor(plan, space, args);
     const token = plan.allocates ? savepoint(space) : noSavepoint;
     let result: Record<string, unknown>;
     let frame: Frame;

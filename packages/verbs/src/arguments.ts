@@ -4,6 +4,7 @@
 
 import { type AnyArray, ambientspace, isArray, isSpace, Similar, type Space } from '@pol/core';
 import { isPlainObject, spaceKey } from '@pol/core/backend';
+import type { KnownSpaces, SpaceRecord } from './reuse.js';
 
 /**
  * One call's arguments, as the verb was called: `values[0..count)`, the space first when
@@ -18,6 +19,8 @@ export class CallArgs {
   start = 0;
   inputs = 0;
   options: Record<string, unknown> | undefined;
+  /** The verb's record of the leading space, when it remembers that space (see `KnownSpaces`). */
+  record: SpaceRecord | undefined;
   /** Whether this call's plan was made for it (so it was checked in full just now). */
   fresh = false;
   /** Whether a call owns this record (from its first step until it returns or settles). */
@@ -31,11 +34,19 @@ export class CallArgs {
   /**
    * Split the arguments: the first is the space exactly when it is one; the last is the options
    * object when it is a plain object and the call fills every parameter the kernel declares after
-   * its destinations (`declared`, as JavaScript counts them); everything else is an input.
+   * its destinations (`declared`, as JavaScript counts them); everything else is an input. A space
+   * the verb remembers (`known`) is recognised by identity, and its record kept in `record`.
    */
-  split(declared: number): void {
+  split(declared: number, known: KnownSpaces): void {
     const n = this.count;
-    const start = n > 0 && isSpace(this.values[0]) ? 1 : 0;
+    let start = 0;
+    let record: SpaceRecord | undefined;
+    if (n > 0) {
+      const first = this.values[0];
+      record = known.get(first);
+      if (record !== undefined || isSpace(first)) start = 1;
+    }
+    this.record = record;
     let inputs = n - start;
     let options: Record<string, unknown> | undefined;
     const last = this.values[n - 1];
@@ -54,6 +65,7 @@ export class CallArgs {
     for (let i = 0; i < this.count; i++) values[i] = undefined;
     this.count = 0;
     this.options = undefined;
+    this.record = undefined;
     this.fresh = false;
     this.busy = false;
   }

@@ -2,14 +2,16 @@
 // allocating.
 //
 // Why it looks like this: binding a space (`withspace(frame, thunk)`, or `bindAmbient`, its form
-// without argument checks that the verb uses for its own frame) takes a function, and the
-// kernel takes `(outs, ...inputs, options)`. The obvious thunk, `() => kernel(outs, ...inputs,
-// options)`, is a closure and an argument array per call: on an arena in steady state, those
-// would be the call's only garbage. So one thunk per verb (`run`) reads the pending call's
-// arguments from fields set just before `withspace` calls it, and the common arities are direct
-// calls, unrolled by hand. This is reentrancy-safe: `withspace` calls `run` synchronously before
-// anything else can run, and `run` reads every field before the kernel starts (a kernel that calls
-// its own verb again sets them anew for the inner call).
+// without argument checks that the verb uses for its own frame) takes a function, and the kernel
+// takes `(outs, ...inputs, options)`. The obvious thunk, `() => kernel(outs, ...inputs, options)`,
+// is a closure and an argument array per call: on an arena in steady state, those would be the
+// call's only garbage. So the binding calls one module function (`runPending`) with the verb's
+// KernelCall, whose `run` reads the pending call's arguments from fields set just before, and the
+// common arities are direct calls, unrolled by hand. One function for every verb, not a thunk per
+// verb: V8 inlines it into the verb's call path, which it cannot do for a closure made per verb.
+// This is reentrancy-safe: the binding calls `run` synchronously before anything else can run, and
+// `run` reads every field before the kernel starts (a kernel that calls its own verb again sets
+// them anew for the inner call).
 
 import type { Frame } from '@pol/core';
 import { bindAmbient } from '@pol/core/backend';
@@ -25,63 +27,63 @@ export class KernelCall {
   #slot = -1;
   #options: unknown;
   #count = 0;
-  readonly #run: () => unknown;
 
   constructor(
     readonly kernel: AnyKernel,
     // The parameters the kernel declares after its destinations, as JavaScript counts them.
     readonly declared: number,
-  ) {
-    this.#run = () => {
-      const kernel = this.kernel;
-      const a = this.#outs;
-      switch (this.#count) {
-        case 1:
-          this.#release();
-          return kernel(a);
-        case 2: {
-          const b = this.#argument(1);
-          this.#release();
-          return kernel(a, b);
-        }
-        case 3: {
-          const b = this.#argument(1);
-          const c = this.#argument(2);
-          this.#release();
-          return kernel(a, b, c);
-        }
-        case 4: {
-          const b = this.#argument(1);
-          const c = this.#argument(2);
-          const d = this.#argument(3);
-          this.#release();
-          return kernel(a, b, c, d);
-        }
-        case 5: {
-          const b = this.#argument(1);
-          const c = this.#argument(2);
-          const d = this.#argument(3);
-          const e = this.#argument(4);
-          this.#release();
-          return kernel(a, b, c, d, e);
-        }
-        case 6: {
-          const b = this.#argument(1);
-          const c = this.#argument(2);
-          const d = this.#argument(3);
-          const e = this.#argument(4);
-          const f = this.#argument(5);
-          this.#release();
-          return kernel(a, b, c, d, e, f);
-        }
-        default: {
-          const args: unknown[] = [];
-          for (let i = 0; i < this.#count; i++) args.push(this.#argument(i));
-          this.#release();
-          return kernel.apply(undefined, args);
-        }
+  ) {}
+
+  /** The pending call, made: what the store runs with the frame bound (through `runPending`). */
+  run(): unknown {
+    const kernel = this.kernel;
+    const a = this.#outs;
+    switch (this.#count) {
+      case 1:
+        this.#release();
+        return kernel(a);
+      case 2: {
+        const b = this.#argument(1);
+        this.#release();
+        return kernel(a, b);
       }
-    };
+      case 3: {
+        const b = this.#argument(1);
+        const c = this.#argument(2);
+        this.#release();
+        return kernel(a, b, c);
+      }
+      case 4: {
+        const b = this.#argument(1);
+        const c = this.#argument(2);
+        const d = this.#argument(3);
+        this.#release();
+        return kernel(a, b, c, d);
+      }
+      case 5: {
+        const b = this.#argument(1);
+        const c = this.#argument(2);
+        const d = this.#argument(3);
+        const e = this.#argument(4);
+        this.#release();
+        return kernel(a, b, c, d, e);
+      }
+      case 6: {
+        const b = this.#argument(1);
+        const c = this.#argument(2);
+        const d = this.#argument(3);
+        const e = this.#argument(4);
+        const f = this.#argument(5);
+        this.#release();
+        return kernel(a, b, c, d, e, f);
+      }
+      default: {
+        const args: unknown[] = [];
+        for (let i = 0; i < this.#count; i++) args.push(this.#argument(i));
+        this.#release();
+        return kernel.apply(undefined, args);
+      }
+    }
   }
 
   /** Where the options object goes for a call with `inputs` inputs: right after them, and never before the kernel's last declared parameter. */
@@ -105,7 +107,7 @@ export class KernelCall {
       this.#slot = slot;
       this.#count = slot + 1;
     }
-    return bindAmbient(frame, this.#run);
+    return bindAmbient(frame, runPending, this);
   }
 
   #argument(i: number): unknown {
@@ -120,4 +122,11 @@ export class KernelCall {
     this.#args = undefined;
     this.#options = undefined;
   }
+}
+
+// The one function every verb's store binding calls, with the verb's KernelCall as its argument:
+// one function for all verbs, so that V8 can inline it (and the call's `run`) into the verb's
+// call path; a thunk per verb (a closure each) could not be inlined there.
+function runPending(call: KernelCall): unknown {
+  return call.run();
 }

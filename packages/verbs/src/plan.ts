@@ -225,24 +225,35 @@ export class Plan {
       scratch.fill(frame, options);
       const last = made?.options;
       if (last !== undefined && this.#holds(last, (made as Made).optionKeys, options, result, scratch.values)) return last;
-      const out: Record<string, unknown> = {};
-      const keys: string[] = [];
-      if (options !== undefined) {
-        for (const key in options) {
-          out[key] = options[key];
-          keys.push(key);
-        }
-      }
-      for (const name of this.checkpointNames) out[name] = result[name];
-      for (let j = 0; j < scratch.names.length; j++) out[scratch.names[j] as string] = scratch.values[j];
-      if (made !== undefined) {
-        made.options = out;
-        made.optionKeys = keys;
-      }
-      return out;
+      return this.#freshOptions(options, result, scratch.values, made);
     } finally {
       scratch.clear();
     }
+  }
+
+  // Apart from kernelOptions, which a steady call runs to its `return last`: small enough to inline.
+  #freshOptions(
+    options: Record<string, unknown> | undefined,
+    result: Record<string, unknown>,
+    scratchValues: readonly unknown[],
+    made: Made | undefined,
+  ): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    const keys: string[] = [];
+    if (options !== undefined) {
+      for (const key in options) {
+        out[key] = options[key];
+        keys.push(key);
+      }
+    }
+    for (const name of this.checkpointNames) out[name] = result[name];
+    const names = this.scratchNames;
+    for (let j = 0; j < names.length; j++) out[names[j] as string] = scratchValues[j];
+    if (made !== undefined) {
+      made.options = out;
+      made.optionKeys = keys;
+    }
+    return out;
   }
 
   #holds(

@@ -19,6 +19,42 @@ export interface Made {
   optionKeys: readonly string[];
 }
 
+/**
+ * What a verb remembers of a space it was called on, space first: that it is a space (so the
+ * next call need not ask, see `KnownSpaces`), and the plan it was last called with there, with
+ * that plan's `Made` record for the space (so a steady call finds it without the plan's lookup).
+ */
+export class SpaceRecord {
+  plan: object | undefined = undefined;
+  made: Made | undefined = undefined;
+}
+
+/**
+ * The spaces a verb was called on first, each with its record, kept as long as the space lives
+ * (a `WeakMap`: a verb never keeps a space alive). Why: "is the first argument a space?" is core's
+ * `isSpace`, which every package asks of every kind of value, so its property reads are megamorphic
+ * and cost more than a whole steady call's other checks; one identity lookup answers it for a space
+ * this verb has seen. Only spaces with savepoints (arenas and their frames, whose arrays come back
+ * call after call) are remembered: a host `Similar` made for one call would only fill the map.
+ */
+export class KnownSpaces {
+  readonly #bySpace = new WeakMap<object, SpaceRecord>();
+
+  /** The record of `x` when this verb was called on it first before; anything else: undefined. */
+  get(x: unknown): SpaceRecord | undefined {
+    // WeakMap.get answers undefined for a primitive, without a test here.
+    return this.#bySpace.get(x as object);
+  }
+
+  /** Remember `space`, checked to be a space by the caller, with the plan it was just called with. */
+  add(space: object, plan: object, made: Made): void {
+    const record = new SpaceRecord();
+    record.plan = plan;
+    record.made = made;
+    this.#bySpace.set(space, record);
+  }
+}
+
 /** A plan's `Made` records, one per space, kept as long as the space lives. */
 export class MadeBySpace {
   readonly #bySpace = new WeakMap<object, Made>();

@@ -13,12 +13,15 @@ import type { Adapter } from './out-parameters.js';
 import { type Signature, signatureOf } from './parameters.js';
 import { describeCall, describesOptions, isDescribed, Plan, PlanCache } from './plan.js';
 import { diagnose, missingInput, refuseExtraInputs, refuseMisplacedSpace, undescribed } from './refusals.js';
+import { KnownSpaces, type Made } from './reuse.js';
 
 export class VerbState {
   readonly label: string;
   readonly declared: number;
   readonly call: KernelCall;
   readonly plans = new PlanCache();
+  /** The spaces it was called on first, each with the plan and `Made` record of its last call there. */
+  readonly spaces = new KnownSpaces();
   /** The name the result keeps the kernel's return value under (`outParameters` kernels), if any. */
   readonly returns: string | undefined;
   /** Whether the kernel receives an options object (an `outParameters` kernel does not: its function is positional). */
@@ -81,9 +84,25 @@ export class VerbState {
     return s.checked === true || s.arena?.checked === true;
   }
 
-  /** Whether objects this call makes may be the previous call's (see program.ts): on spaces with savepoints (arenas, frames). */
-  static reuses(space: Space): boolean {
-    return space[savepointKey] !== undefined;
+  /**
+   * What `plan` made last from `space`, to hand out again (see reuse.ts), on spaces with
+   * savepoints (arenas, frames), whose arrays come back call after call; undefined on others. A
+   * space the call passed first is found through its record (`args.record`), and remembered for
+   * the next call when it was not.
+   */
+  madeFor(plan: Plan, space: Space, args: CallArgs): Made | undefined {
+    const record = args.record;
+    if (record !== undefined) {
+      if (record.plan !== plan) {
+        record.plan = plan;
+        record.made = plan.madeFrom(space);
+      }
+      return record.made;
+    }
+    if (space[savepointKey] === undefined) return undefined;
+    const made = plan.madeFrom(space);
+    if (args.start === 1) this.spaces.add(space, plan, made);
+    return made;
   }
 
   /** The arguments describers receive: the inputs, then the options object when there is one. */
