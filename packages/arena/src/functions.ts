@@ -18,7 +18,8 @@ function need(x: unknown, what: string): Arena {
 // Marks move offsets, so a frame that has closed no longer stands for its arena there.
 function needOpen(x: unknown, what: string): Arena {
   const arena = need(x, what);
-  if (isArenaFrame(x) && !x.isOpen) {
+  // An arena stands for itself: only a frame (x is not its arena) can have closed.
+  if (arena !== x && isArenaFrame(x) && !x.isOpen) {
     throw new FrameClosedError(
       `Cannot ${what} through ${String(x)}: the frame has closed. Pass the arena itself, or a frame that is still open.`,
     );

@@ -123,7 +123,7 @@ function call(verb: VerbState, args: CallArgs): unknown {
     // 3. The space, checked mode, and the caller's own buffers against the plan.
     const space = args.start === 1 ? (args.values[0] as Space) : resolveSpace(args.values, 0, args.inputs);
     if (space === undefined) throw verb.nowhere(args);
-    const checked = verb.isChecked(space);
+    const checked = verb.isChecked(space, args);
     if (checked && !args.fresh) verb.verify(plan, args);
     const options = args.options;
     if (options !== undefined) plan.checkSupplied(verb.label, options);

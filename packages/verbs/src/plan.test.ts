@@ -535,6 +535,8 @@ group('checked mode', () => {
     verb(arena, x);
     const before = { offset: arena.offset, watermark: arena.watermark };
     expect(() => verb(arena, x)).toThrow(DescriberContractError);
+    // Again, now that the verb remembers the arena (its record says the arena is checked).
+    expect(() => verb(arena, x)).toThrow(DescriberContractError);
     expect(() => scratchspace(arena, (frame) => verb(frame, x))).toThrow(DescriberContractError);
     expect({ offset: arena.offset, watermark: arena.watermark }).toEqual(before);
     expect(arena.describe().openFrames).toBe(0);

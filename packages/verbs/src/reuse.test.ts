@@ -158,7 +158,7 @@ group('KnownSpaces', () => {
     expect(known.get(arena)).toBeUndefined();
     expect(known.get(42)).toBeUndefined();
     expect(known.get(undefined)).toBeUndefined();
-    known.add(arena, plan, made);
+    known.add(arena, plan, made, false);
     const record = known.get(arena);
     expect(record?.plan).toBe(plan);
     expect(record?.made).toBe(made);

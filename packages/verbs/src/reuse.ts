@@ -21,12 +21,15 @@ export interface Made {
 
 /**
  * What a verb remembers of a space it was called on, space first: that it is a space (so the
- * next call need not ask, see `KnownSpaces`), and the plan it was last called with there, with
- * that plan's `Made` record for the space (so a steady call finds it without the plan's lookup).
+ * next call need not ask, see `KnownSpaces`), whether calls on it are checked, and the plan it was
+ * last called with there, with that plan's `Made` record for the space (so a steady call finds it
+ * without the plan's lookup).
  */
 export class SpaceRecord {
   plan: object | undefined = undefined;
   made: Made | undefined = undefined;
+  /** Whether calls on the space are checked: fixed when the arena is made, so asked once. */
+  checked = false;
 }
 
 /**
@@ -47,10 +50,11 @@ export class KnownSpaces {
   }
 
   /** Remember `space`, checked to be a space by the caller, with the plan it was just called with. */
-  add(space: object, plan: object, made: Made): void {
+  add(space: object, plan: object, made: Made, checked: boolean): void {
     const record = new SpaceRecord();
     record.plan = plan;
     record.made = made;
+    record.checked = checked;
     this.#bySpace.set(space, record);
   }
 }

@@ -77,8 +77,14 @@ export class VerbState {
     plan.verify(this.name, this.label, describeCall(this.kernel, this.describerArgs(args)));
   }
 
-  /** Whether this call runs checked: the verb was made so, or its space is a checked arena (or a frame on one). */
-  isChecked(space: Space): boolean {
+  /**
+   * Whether this call runs checked: the verb was made so, or its space is a checked arena (or a
+   * frame on one). Fixed for a space (an arena's mode is set when it is made), so a space the verb
+   * remembers answers from its record.
+   */
+  isChecked(space: Space, args?: CallArgs): boolean {
+    const record = args?.record;
+    if (record !== undefined) return record.checked;
     if (this.checked) return true;
     const s = space as { readonly checked?: unknown; readonly arena?: { readonly checked?: unknown } };
     return s.checked === true || s.arena?.checked === true;
@@ -101,7 +107,7 @@ export class VerbState {
     }
     if (space[savepointKey] === undefined) return undefined;
     const made = plan.madeFrom(space);
-    if (args.start === 1) this.spaces.add(space, plan, made);
+    if (args.start === 1) this.spaces.add(space, plan, made, this.isChecked(space));
     return made;
   }
 
