@@ -6,7 +6,7 @@
  *   node --expose-gc dist/profile.js <target> [--heap]
  *
  * Targets: arena-steady, arena-first (n = 1,024), verb-shell, hand-frame-shell, softmax-verb, train-arena,
- * train-similar.
+ * train-similar, gpu-eager, gpu-by-hand (the WebGPU perceptron step: `gpu-profile.ts`).
  */
 import { Session } from 'node:inspector/promises';
 import { type HostOp, hostOps } from './host.js';
@@ -19,14 +19,15 @@ interface ProfileNode {
   readonly children?: readonly (number | ProfileNode)[];
 }
 
-/** `op` run `iterations` times; each call does `per` operations (default 1). */
-interface Target {
+/** `op` run `iterations` times; each call does `per` operations (default 1); `drain` awaited between calls. */
+export interface Target {
   readonly op: () => unknown;
   readonly iterations: number;
   readonly per?: number;
+  readonly drain?: () => Promise<unknown>;
 }
 
-const targets: Readonly<Record<string, () => Target>> = {
+const targets: Readonly<Record<string, () => Target | Promise<Target>>> = {
   'arena-steady': () => hostPass('arena-steady', 5_000_000),
   'arena-first': () => hostPass('arena-first', 500_000),
   'verb-shell': () => softmaxOp('noop-verb-arena', 500_000),
@@ -34,6 +35,9 @@ const targets: Readonly<Record<string, () => Target>> = {
   'softmax-verb': () => softmaxOp('softmax-verb-arena', 30_000),
   'train-arena': () => ({ op: trainingLoop('arena').step, iterations: 10_000 }),
   'train-similar': () => ({ op: trainingLoop('similar').step, iterations: 10_000 }),
+  // Loaded only when asked for: they load Dawn.
+  'gpu-eager': async () => (await import('./gpu-profile.js')).gpuTarget('eager'),
+  'gpu-by-hand': async () => (await import('./gpu-profile.js')).gpuTarget('byHand'),
 };
 
 // One of the softmax section's operations, after every other one of them has run as it does in
@@ -71,9 +75,12 @@ if (make === undefined) {
   console.error(`usage: node --expose-gc dist/profile.js <${Object.keys(targets).join('|')}> [--heap]`);
   process.exit(2);
 }
-const { op, iterations, per = 1 } = make();
+const { op, iterations, per = 1, drain } = await make();
 const operations = iterations * per;
-for (let i = 0; i < iterations / 5; i++) op(); // warm up
+for (let i = 0; i < iterations / 5; i++) {
+  op(); // warm up
+  await drain?.();
+}
 const session = new Session();
 session.connect();
 if (flags.includes('--heap')) {
@@ -83,7 +90,10 @@ if (flags.includes('--heap')) {
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   });
-  for (let i = 0; i < iterations; i++) op();
+  for (let i = 0; i < iterations; i++) {
+    op();
+    await drain?.();
+  }
   const { profile } = await session.post('HeapProfiler.stopSampling');
   const totals = new Map<string, number>();
   let total = 0;
@@ -103,7 +113,10 @@ if (flags.includes('--heap')) {
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   await session.post('Profiler.start');
   const t0 = performance.now();
-  for (let i = 0; i < iterations; i++) op();
+  for (let i = 0; i < iterations; i++) {
+    op();
+    await drain?.();
+  }
   const t1 = performance.now();
   const { profile } = await session.post('Profiler.stop');
   const byId = new Map<number, ProfileNode>();
@@ -119,3 +132,4 @@ if (flags.includes('--heap')) {
   top(totals, 25, (v) => `${((100 * v) / samples.length).toFixed(1)}%`);
 }
 session.disconnect();
+process.exit(0); // a GPU target's devices would keep the process alive
