@@ -215,6 +215,9 @@ export class GpuKernels {
   readonly #compiled: Record<KernelName, Compiled>;
   /** The pass the kernels encode into while a step runs. */
   pass: GPUComputePassEncoder | undefined;
+  // The pipeline last set, and on which pass: consecutive dispatches of one kernel (SGD's) set it once.
+  #pipelineOf: GPUComputePassEncoder | undefined;
+  #pipeline: GPUComputePipeline | undefined;
   /** When set, every dispatch is recorded here, with the step arena's state (for pictures). */
   trace: { arenas: ModelArenas; dispatches: DispatchRecord[] } | undefined;
 
@@ -259,7 +262,11 @@ export class GpuKernels {
     if (pass === undefined) throw new Error(`${kernel}: no compute pass is open (call it inside trainStep)`);
     const { source, names, pipeline, layout } = this.#compiled[kernel];
     if (arrays.length !== names.length) throw new Error(`${kernel} binds ${names.length} arrays, ${arrays.length} were given`);
-    pass.setPipeline(pipeline);
+    if (pipeline !== this.#pipeline || pass !== this.#pipelineOf) {
+      pass.setPipeline(pipeline);
+      this.#pipeline = pipeline;
+      this.#pipelineOf = pass;
+    }
     pass.setBindGroup(0, bindGroup(this.device, layout, arrays));
     pass.dispatchWorkgroups(Math.ceil(threads / source.workgroupSize));
     if (this.trace !== undefined) this.#record(kernel, arrays);
