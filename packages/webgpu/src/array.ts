@@ -281,10 +281,10 @@ function releaseSimilar(arrays: readonly PolArray[]): void {
 
 /**
  * Zero a GpuArray over its binding range (`offset` and `size` are multiples of 4, as clearBuffer
- * and writeBuffer require: the arena's alignment, and the rounded binding size). Eagerly, a small
- * array gets a `writeBuffer` of zeros at once, and a larger one a `clearBuffer`, noted and sent to
- * the queue with every other clear noted on the device, in one command buffer, before anything
- * could observe it (`clears.ts`). Inside a captured step a `clearBuffer` is encoded and submitted
+ * and writeBuffer require: the arena's alignment, and the rounded binding size). Eagerly, the
+ * zeroing is noted and reaches the queue before anything could observe it (`clears.ts`): a small
+ * array's as a `writeBuffer` of zeros (one for a run of neighbours), a larger one's as a
+ * `clearBuffer`, in one command buffer with every other clear noted on the device. Inside a captured step a `clearBuffer` is encoded and submitted
  * at once, so that it is recorded like any other command, and every replay zeroes the array again.
  */
 function zeroGpuArray(array: PolArray): void {

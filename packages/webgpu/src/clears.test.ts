@@ -99,14 +99,14 @@ async function countedDevice(label: string) {
 
 type Counted = Awaited<ReturnType<typeof countedDevice>>;
 
-/** Float32 lengths on either side of the write-or-clear line: zeros written at once, or a clear noted. */
+/** Float32 lengths on either side of the write-or-clear line: zeros written, or cleared. */
 const SMALL = 64;
 const LARGE = WRITE_ZEROS_MAX / 4 + 64;
 const sizes = [
-  ['small (zeros written at once)', SMALL],
+  ['small (zeros written)', SMALL],
   ['large (a clear noted)', LARGE],
 ] as const;
-/** What the counted device logs for a zeroArray of `n` floats: the write at the call, or the flush's submit later. */
+/** What the counted device logs for a zeroArray of `n` floats: its write or its clears' submit, at the flush. */
 const zeroLog = (n: number) => (n * 4 <= WRITE_ZEROS_MAX ? 'write' : 'submit pol zero');
 const ARENA = 1 << 20;
 
@@ -130,16 +130,52 @@ beforeAll(async () => {
 afterAll(() => d.device.destroy());
 
 describe('eager zeroArray: how many calls it makes', () => {
-  test('four small arrays: four writes of zeros at the call, and no encoder or submit of their own', async () => {
+  test("four small neighbours (a model's gradients): noted at the call, one write of zeros at the next submit, before it", async () => {
     const arena = deviceArena(d.device, ARENA);
     const grads = [0, 1, 2, 3].map(() => alloc(arena, 'float32', [16]));
     for (const g of grads) upload(g, filled(16, 3));
     d.reset();
     for (const g of grads) zeroArray(g);
-    expect(d.counts).toEqual({ submit: 0, writeBuffer: 4, createCommandEncoder: 0, clearBuffer: 0 });
+    expect(d.counts).toEqual({ submit: 0, writeBuffer: 0, createCommandEncoder: 0, clearBuffer: 0 }); // noted only
     d.device.queue.submit([]);
-    expect(d.counts.submit).toBe(1); // the user's only
+    expect(d.counts).toEqual({ submit: 1, writeBuffer: 1, createCommandEncoder: 0, clearBuffer: 0 }); // the user's submit only
+    expect(d.log).toEqual(['write', 'submit ']);
     for (const g of grads) expect(await values(g)).toEqual(Array.from(filled(16, 0)));
+  });
+
+  test('small arrays that are not neighbours get a write each, and the live array between them keeps its bytes', async () => {
+    const arena = deviceArena(d.device, ARENA);
+    const [a, b, c] = [0, 1, 2].map(() => alloc(arena, 'float32', [16])) as [
+      GpuArray<'float32'>,
+      GpuArray<'float32'>,
+      GpuArray<'float32'>,
+    ];
+    const other = alloc(deviceArena(d.device, ARENA), 'float32', [16]); // another buffer
+    for (const x of [a, b, c, other]) upload(x, filled(16, 5));
+    d.reset();
+    zeroArray(a);
+    zeroArray(c); // b lies between them
+    zeroArray(other);
+    zeroArray(a); // again: the last write noted is other's, of another buffer, so a write of its own
+    await d.device.queue.onSubmittedWorkDone();
+    // a, c, other, a: four writes, none across b.
+    expect(d.counts.writeBuffer).toBe(4);
+    expect(await values(b)).toEqual(Array.from(filled(16, 5)));
+    for (const x of [a, c, other]) expect(await values(x)).toEqual(Array.from(filled(16, 0)));
+  });
+
+  test('neighbours join up to the write-or-clear size, and the same array twice is one write', async () => {
+    const arena = deviceArena(d.device, 4 * ARENA);
+    // Each quarter of the largest write (256-byte aligned, so exact neighbours): four fill one write, the fifth starts another.
+    const n = WRITE_ZEROS_MAX / 4 / 4;
+    const parts = [0, 1, 2, 3, 4].map(() => alloc(arena, 'float32', [n]));
+    for (const x of parts) upload(x, filled(n, 2));
+    d.reset();
+    for (const x of parts) zeroArray(x);
+    zeroArray(parts[4] as GpuArray<'float32'>);
+    d.device.queue.submit([]);
+    expect(d.counts).toEqual({ submit: 1, writeBuffer: 2, createCommandEncoder: 0, clearBuffer: 0 });
+    for (const x of parts) expect(await values(x)).toEqual(Array.from(filled(n, 0)));
   });
 
   test('four large arrays then a submit: one encoder and one submit more, not four of each', async () => {
@@ -349,7 +385,7 @@ describe('property: any sequence of zero, write, dispatch and readback keeps sub
 
   test('the device ends, and every readback sees, what a host model that runs each call at once computes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(SMALL, LARGE), fc.array(op, { minLength: 1, maxLength: 12 }), async (n, ops) => {
+      fc.asyncProperty(fc.constantFrom(SMALL, SMALL - 4, LARGE), fc.array(op, { minLength: 1, maxLength: 12 }), async (n, ops) => {
         const arena = deviceArena(d.device, ARENA);
         const arrays = [0, 1, 2].map(() => alloc(arena, 'float32', [n]));
         const hosts = arrays.map(() => new Float32Array(n).fill(7));

@@ -48,7 +48,7 @@ export interface DeviceState {
   planner: PlanningHook | undefined;
   /** What must hear of the device's loss: its graphs that are still valid, and the arenas over its slabs. */
   readonly listeners: Set<LossListener>;
-  /** What an eager `zeroArray` does: zeros written at once, or a clear noted and flushed before anything could observe it (`clears.ts`). */
+  /** What an eager `zeroArray` notes: zeros written (neighbours in one write) or cleared, flushed before anything could observe them (`clears.ts`). */
   readonly clears: EagerClears;
   readonly raw: RawMethods;
 }

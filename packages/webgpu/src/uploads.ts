@@ -18,6 +18,7 @@ import { type DType, dtypeInfo, type HostArray, InvalidArgumentError, type Typed
 import { describeValue } from '@pol/core/backend';
 import { arrayState, assertGpuArray, type GpuArray, isCheckedArray } from './array.js';
 import { type DeviceState, deviceName } from './device.js';
+import { neighbours } from './limits.js';
 import { assertWritable, typedDataOf } from './transfer.js';
 
 /**
@@ -181,7 +182,7 @@ function layOut(arrays: readonly GpuArray[], grid: number): Layout {
         );
       }
       // Neighbours: no array of any arena can start between them.
-      if (Math.ceil(last.end / grid) * grid >= x.offset) {
+      if (neighbours(last.end, x.offset, grid)) {
         last.end = x.offset + x.size;
         last.members.push(i);
         continue;
