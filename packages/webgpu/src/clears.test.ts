@@ -385,48 +385,52 @@ describe('property: any sequence of zero, write, dispatch and readback keeps sub
 
   test('the device ends, and every readback sees, what a host model that runs each call at once computes', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(SMALL, SMALL - 4, LARGE), fc.array(op, { minLength: 1, maxLength: 12 }), async (n, ops) => {
-        const arena = deviceArena(d.device, ARENA);
-        const arrays = [0, 1, 2].map(() => alloc(arena, 'float32', [n]));
-        const hosts = arrays.map(() => new Float32Array(n).fill(7));
-        for (const a of arrays) upload(a, filled(n, 7));
-        const gpu = (i: number) => arrays[i] as GpuArray<'float32'>;
-        const host = (i: number) => hosts[i] as Float32Array;
-        const addOneHost = (a: number, b: number) => host(b).set(host(a).map((v) => v + 1));
-        let pending: { buffer: GPUCommandBuffer; apply(): void } | undefined;
-        const submitPending = () => {
-          if (pending === undefined) return;
-          d.device.queue.submit([pending.buffer]);
-          pending.apply();
-          pending = undefined;
-        };
-        for (const o of ops) {
-          const held = pending;
-          if (o.kind === 'zero') {
-            zeroArray(gpu(o.a));
-            host(o.a).fill(0);
-          } else if (o.kind === 'write') {
-            upload(gpu(o.a), filled(n, o.v));
-            host(o.a).fill(o.v);
-          } else if (o.kind === 'dispatch' && o.a !== o.b) {
-            d.device.queue.submit([d.encodeAddOne(gpu(o.a), gpu(o.b))]);
-            addOneHost(o.a, o.b);
-          } else if (o.kind === 'late dispatch' && o.a !== o.b && pending === undefined) {
-            const { a, b } = o;
-            pending = {
-              buffer: d.encodeAddOne(gpu(a), gpu(b)),
-              apply: () => addOneHost(a, b),
-            };
-            continue;
-          } else if (o.kind === 'readback') {
-            expect(await values(gpu(o.a))).toEqual(Array.from(host(o.a)));
+      fc.asyncProperty(
+        fc.constantFrom(SMALL, SMALL - 4, LARGE),
+        fc.array(op, { minLength: 1, maxLength: 12 }),
+        async (n, ops) => {
+          const arena = deviceArena(d.device, ARENA);
+          const arrays = [0, 1, 2].map(() => alloc(arena, 'float32', [n]));
+          const hosts = arrays.map(() => new Float32Array(n).fill(7));
+          for (const a of arrays) upload(a, filled(n, 7));
+          const gpu = (i: number) => arrays[i] as GpuArray<'float32'>;
+          const host = (i: number) => hosts[i] as Float32Array;
+          const addOneHost = (a: number, b: number) => host(b).set(host(a).map((v) => v + 1));
+          let pending: { buffer: GPUCommandBuffer; apply(): void } | undefined;
+          const submitPending = () => {
+            if (pending === undefined) return;
+            d.device.queue.submit([pending.buffer]);
+            pending.apply();
+            pending = undefined;
+          };
+          for (const o of ops) {
+            const held = pending;
+            if (o.kind === 'zero') {
+              zeroArray(gpu(o.a));
+              host(o.a).fill(0);
+            } else if (o.kind === 'write') {
+              upload(gpu(o.a), filled(n, o.v));
+              host(o.a).fill(o.v);
+            } else if (o.kind === 'dispatch' && o.a !== o.b) {
+              d.device.queue.submit([d.encodeAddOne(gpu(o.a), gpu(o.b))]);
+              addOneHost(o.a, o.b);
+            } else if (o.kind === 'late dispatch' && o.a !== o.b && pending === undefined) {
+              const { a, b } = o;
+              pending = {
+                buffer: d.encodeAddOne(gpu(a), gpu(b)),
+                apply: () => addOneHost(a, b),
+              };
+              continue;
+            } else if (o.kind === 'readback') {
+              expect(await values(gpu(o.a))).toEqual(Array.from(host(o.a)));
+            }
+            if (held !== undefined) submitPending();
           }
-          if (held !== undefined) submitPending();
-        }
-        submitPending();
-        for (let i = 0; i < 3; i++) expect(await values(gpu(i))).toEqual(Array.from(host(i)));
-        arena.slab.destroy();
-      }),
+          submitPending();
+          for (let i = 0; i < 3; i++) expect(await values(gpu(i))).toEqual(Array.from(host(i)));
+          arena.slab.destroy();
+        },
+      ),
       { numRuns: 40 },
     );
   });

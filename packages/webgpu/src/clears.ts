@@ -25,14 +25,14 @@
  * every way the buffer can die afterwards flushes first, so a noted zeroing is always valid when it
  * reaches the queue: the flush can raise no validation error, which is why a later error scope
  * cannot catch one that belonged to an earlier scope. Two small arrays share a write only when they
- * are neighbours (`neighbours` in `limits.ts`, the rule `uploadBatch` follows): no array of any arena
+ * are neighbours (`neighbours.ts`, the rule `uploadBatch` follows): no array of any arena
  * can start between them, so the bytes between them are alignment padding that no array owns, and
  * the write zeroes that padding too. Clears are never merged.
  *
  * @module
  */
 
-import { neighbours } from './limits.js';
+import { neighbours } from './neighbours.js';
 
 /** The device's own encoder, submit and write, from before Pol wrapped them (Pol's clears are not observed). */
 export interface ClearMethods {

@@ -61,16 +61,6 @@ function checkLimit(
   );
 }
 
-/**
- * Whether a range starting at `start` is a neighbour of one ending at `end` (`end <= start`), with
- * arrays starting at multiples of `grid` (the device's `minStorageBufferOffsetAlignment`, which every
- * arena's alignment is a multiple of): no offset of the grid lies between them, so no array of any
- * arena can start in the gap, and the gap's bytes are alignment padding no array owns.
- */
-export function neighbours(end: number, start: number, grid: number): boolean {
-  return Math.ceil(end / grid) * grid >= start;
-}
-
 /** The alignment `deviceArena` picks: 256, or the device's storage offset alignment if it is larger. */
 export function defaultAlignment(device: GPUDevice): number {
   return Math.max(256, device.limits.minStorageBufferOffsetAlignment);

@@ -18,7 +18,7 @@ import { type DType, dtypeInfo, type HostArray, InvalidArgumentError, type Typed
 import { describeValue } from '@pol/core/backend';
 import { arrayState, assertGpuArray, type GpuArray, isCheckedArray } from './array.js';
 import { type DeviceState, deviceName } from './device.js';
-import { neighbours } from './limits.js';
+import { neighbours } from './neighbours.js';
 import { assertWritable, typedDataOf } from './transfer.js';
 
 /**
