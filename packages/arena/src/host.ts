@@ -60,6 +60,10 @@ function poisonBytes(buffer: ArrayBufferLike, byteOffset: number, byteLength: nu
  * changed: the array stays valid across grows at the cost of one identity check per access.
  */
 class WasmHostArray<D extends DType> implements HostArray<D> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'HostArray';
+  }
   declare readonly [familyKey]: ArrayFamily;
   readonly #memory: WasmMemory;
   readonly #byteOffset: number;
@@ -96,7 +100,6 @@ class WasmHostArray<D extends DType> implements HostArray<D> {
 }
 
 Object.defineProperty(WasmHostArray.prototype, familyKey, { value: hostFamily });
-Object.defineProperty(WasmHostArray, 'name', { value: 'HostArray' });
 
 /**
  * A host array carved by a checked arena: every read of `data` first asks the carve's life, so an
@@ -104,6 +107,10 @@ Object.defineProperty(WasmHostArray, 'name', { value: 'HostArray' });
  * A different class from the unchecked arrays, so unchecked access never tests a flag.
  */
 class CheckedHostArray<D extends DType> implements HostArray<D> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'HostArray';
+  }
   declare readonly [familyKey]: ArrayFamily;
   readonly #source: HostArray<D>;
   readonly #life: ArrayLife;
@@ -132,7 +139,6 @@ class CheckedHostArray<D extends DType> implements HostArray<D> {
 }
 
 Object.defineProperty(CheckedHostArray.prototype, familyKey, { value: hostFamily });
-Object.defineProperty(CheckedHostArray, 'name', { value: 'HostArray' });
 
 const tagOf = (x: unknown): string => Object.prototype.toString.call(x);
 

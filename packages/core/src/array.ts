@@ -126,6 +126,10 @@ export interface ArrayFamily<K extends Kind = Kind> {
 }
 
 class HostArrayImpl<D extends DType> implements HostArray<D> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'HostArray';
+  }
   declare readonly [familyKey]: ArrayFamily;
   constructor(
     readonly dtype: D,
@@ -175,8 +179,6 @@ export const hostFamily: ArrayFamily<'host'> = Object.freeze({
 });
 
 Object.defineProperty(HostArrayImpl.prototype, familyKey, { value: hostFamily });
-// Messages name values by their class ("got a HostArray"): name it as users know it.
-Object.defineProperty(HostArrayImpl, 'name', { value: 'HostArray' });
 
 /**
  * Wrap a TypedArray you already have as a {@link HostArray}, with `dims` defaulting to

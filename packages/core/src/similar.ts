@@ -32,6 +32,10 @@ export type KindOf<A> = A extends AnyTypedArray ? 'host' : [FindKind<A>] extends
 type FindKind<A> = { [K in Kind]: A extends ArrayOf<K, DTypeOf<A>> ? K : never }[Kind];
 
 class SimilarSpace<K extends Kind> implements Space<K> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'Similar space';
+  }
   readonly [spaceKey]: K;
   readonly #exemplar: PolArray;
   readonly #family: ArrayFamily<K>;
@@ -78,6 +82,10 @@ class SimilarSpace<K extends Kind> implements Space<K> {
  * Frames on it allocate from the untracked space underneath, since a frame releases its own.
  */
 class ReleasingSimilarSpace<K extends Kind> implements Space<K> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'Similar space';
+  }
   readonly [spaceKey]: K;
   readonly [frameRootKey]: SimilarSpace<K>;
   readonly #family: ArrayFamily<K>;
@@ -116,10 +124,6 @@ class ReleasingSimilarSpace<K extends Kind> implements Space<K> {
     return String(this[frameRootKey]);
   }
 }
-
-// Messages describe values by their class: both are the space `Similar(x)` returns.
-Object.defineProperty(SimilarSpace, 'name', { value: 'Similar space' });
-Object.defineProperty(ReleasingSimilarSpace, 'name', { value: 'Similar space' });
 
 /**
  * The GC-owned space around an exemplar array: `alloc` against it makes fresh arrays of the same

@@ -60,6 +60,10 @@ export interface GpuArray<D extends DType = DType> extends PolArray<D>, GPUBuffe
 }
 
 class GpuArrayImpl<D extends DType> implements GpuArray<D> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'GpuArray';
+  }
   declare readonly [familyKey]: ArrayFamily;
   constructor(
     readonly device: GPUDevice,
@@ -82,6 +86,10 @@ class GpuArrayImpl<D extends DType> implements GpuArray<D> {
  * it, uploading or downloading does) throws the arena's StaleArrayError once it has died.
  */
 class CheckedGpuArrayImpl<D extends DType> implements GpuArray<D> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'GpuArray';
+  }
   declare readonly [familyKey]: ArrayFamily;
   readonly #buffer: GPUBuffer;
   readonly #offset: number;
@@ -129,10 +137,6 @@ class CheckedGpuArrayImpl<D extends DType> implements GpuArray<D> {
     return `GpuArray(${shapeText(this.dtype, this.dims)} at ${this.#offset} in ${bufferName(this.#buffer)}${this.#life.alive ? '' : ', stale'})`;
   }
 }
-
-// Messages describe values by their class ("got a GpuArrayImpl"): name them as users know them.
-Object.defineProperty(GpuArrayImpl, 'name', { value: 'GpuArray' });
-Object.defineProperty(CheckedGpuArrayImpl, 'name', { value: 'GpuArray' });
 
 /** Make a checked GpuArray (see CheckedGpuArrayImpl). */
 export function makeCheckedGpuArray<D extends DType>(

@@ -24,6 +24,10 @@ export interface Positioned<Token> extends Space<'gpu'> {
 
 /** A frame on a positioned space. */
 export class MarkingFrame<Token> implements Frame<'gpu'> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'Frame';
+  }
   readonly [spaceKey] = 'gpu' as const;
   declare readonly [frameKey]: true;
   readonly #root: Positioned<Token>;
@@ -111,5 +115,4 @@ export abstract class PositionedSpace<Token> implements Positioned<Token> {
   }
 }
 
-Object.defineProperty(MarkingFrame, 'name', { value: 'Frame' });
 Object.defineProperty(MarkingFrame.prototype, frameKey, { value: true });

@@ -67,6 +67,10 @@ export const slabUsage: number = Usage.STORAGE | Usage.COPY_SRC | Usage.COPY_DST
 
 /** A device slab: the owner of its buffer. */
 export class SlabImpl extends BufferOwner implements DeviceSlab {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static override get name(): string {
+    return 'DeviceSlab';
+  }
   constructor(
     readonly state: DeviceState,
     readonly buffer: GPUBuffer,
@@ -100,9 +104,6 @@ export class SlabImpl extends BufferOwner implements DeviceSlab {
     return `DeviceSlab('${this.label}', ${this.byteLength} bytes on ${deviceName(this.device)}${this.destroyed ? ', destroyed' : ''})`;
   }
 }
-
-// Messages describe values by their class: name it as users know it.
-Object.defineProperty(SlabImpl, 'name', { value: 'DeviceSlab' });
 
 /**
  * Whether `x` is a device slab made by {@link deviceSlab}.
