@@ -1,7 +1,7 @@
 /**
  * Timing GPU steps: the CPU-side time of the synchronous step calls (JavaScript, Dawn's validation
  * and recording, the driver's work on the calling thread), in rounds of a fixed number of calls per
- * variant, variants interleaved, each round's submitted work drained outside the timing so that
+ * variant, variants interleaved (in an order rotated every round), each round's submitted work drained outside the timing so that
  * queues stay short. A variant's figure is the median round. Alongside: bytes allocated per step
  * (`bytesPerOp`) and the buffers and bind groups created per step, counted on the device over the
  * timed rounds.
@@ -47,7 +47,10 @@ export async function measureGpuSteps(
   const perRound: number[][] = variants.map(() => []);
   const objects: number[] = variants.map(() => 0);
   for (let r = 0; r < warmRounds + rounds; r++) {
-    for (let v = 0; v < variants.length; v++) {
+    for (let k = 0; k < variants.length; k++) {
+      // Each round starts one variant later, so every variant follows every other equally often:
+      // on SwiftShader the GPU work is CPU work, and what ran just before a variant slows it.
+      const v = (k + r) % variants.length;
       const { run: step, device, counter } = variants[v] as GpuVariant;
       const made = counter.total;
       const t0 = performance.now();
