@@ -1,7 +1,8 @@
 /**
  * The WebGPU perceptron step as targets of `profile.ts`: Pol's eager `trainStep` (`gpu-eager`) and
  * the same dispatches by hand on Pol's arenas (`gpu-by-hand`), 16 steps a call, the device drained
- * between calls (as `gpu-timing.ts` times them), so that the profile is the steps' own CPU work.
+ * between calls (as `gpu-timing.ts` times them) so that queues stay short. The printed time per
+ * operation includes that drain (the GPU work); the self times show the steps' own CPU work.
  */
 import { openAdapter } from './gpu.js';
 import { perceptronVariants } from './gpu-perceptron.js';

@@ -1,7 +1,7 @@
 /**
  * Timing GPU steps: the CPU-side time of the synchronous step calls (JavaScript, Dawn's validation
  * and recording, the driver's work on the calling thread), in rounds of a fixed number of calls per
- * variant, variants interleaved (in an order rotated every round), each round's submitted work drained outside the timing so that
+ * variant, variants interleaved (in a fresh order every round, see `roundOrders`), each round's submitted work drained outside the timing so that
  * queues stay short. A variant's figure is the median round. Alongside: bytes allocated per step
  * (`bytesPerOp`) and the buffers and bind groups created per step, counted on the device over the
  * timed rounds.
@@ -46,11 +46,11 @@ export async function measureGpuSteps(
   const warmRounds = run.quick ? 1 : (options.warmRounds ?? 10);
   const perRound: number[][] = variants.map(() => []);
   const objects: number[] = variants.map(() => 0);
+  const orders = roundOrders(variants.length);
   for (let r = 0; r < warmRounds + rounds; r++) {
-    for (let k = 0; k < variants.length; k++) {
-      // Each round starts one variant later, so every variant follows every other equally often:
-      // on SwiftShader the GPU work is CPU work, and what ran just before a variant slows it.
-      const v = (k + r) % variants.length;
+    const order = orders.next();
+    for (let k = 0; k < order.length; k++) {
+      const v = order[k] as number;
       const { run: step, device, counter } = variants[v] as GpuVariant;
       const made = counter.total;
       const t0 = performance.now();
@@ -95,4 +95,34 @@ export async function measureGpuSteps(
     out.push(m);
   }
   return out;
+}
+
+/**
+ * The order of the variants in each round: a fresh permutation every round (Fisher–Yates, from a
+ * fixed seed, so a run is repeatable). Why: on SwiftShader the GPU work is CPU work, and what ran
+ * just before a variant slows it, so each variant must follow every other about equally often; a
+ * fixed order, or one only rotated, gives each variant the same predecessor round after round.
+ */
+export function roundOrders(n: number, seed = 0x9e3779b9): { next(): readonly number[] } {
+  let state = seed >>> 0 || 1;
+  const random = (): number => {
+    // xorshift32: enough to decorrelate orders, and the same in every run.
+    state ^= state << 13;
+    state ^= state >>> 17;
+    state ^= state << 5;
+    state >>>= 0;
+    return state / 0x1_0000_0000;
+  };
+  const order = Array.from({ length: n }, (_, i) => i);
+  return {
+    next(): readonly number[] {
+      for (let i = n - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        const t = order[i] as number;
+        order[i] = order[j] as number;
+        order[j] = t;
+      }
+      return order;
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { type AmbientStore, setAmbientStore, syncStore } from './backend.js';
+import { type AmbientStore, bindAmbient, setAmbientStore, syncStore } from './backend.js';
 import { ambientIsAsync, ambientspace, Similar, type Space, withspace } from './index.js';
 
 const host = Similar(new Float32Array(0));
@@ -12,6 +12,15 @@ describe('ambient types', () => {
     withspace({}, () => 1);
     // @ts-expect-error the callback takes no arguments
     withspace(host, (x: number) => x);
+  });
+
+  it('bindAmbient passes its argument on, and needs one exactly when f takes one', () => {
+    expectTypeOf(bindAmbient(host, () => 1)).toEqualTypeOf<number>();
+    expectTypeOf(bindAmbient(host, (x: number) => x.toFixed(2), 3)).toEqualTypeOf<string>();
+    // @ts-expect-error f takes an argument, and none is given
+    bindAmbient(host, (x: number) => x.toFixed(2));
+    // @ts-expect-error the argument is not what f takes
+    bindAmbient(host, (x: number) => x.toFixed(2), 'three');
   });
 
   it('ambientspace answers a space', () => {

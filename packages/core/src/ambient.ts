@@ -324,7 +324,9 @@ export function withspace<R>(space: Space, f: () => R): R {
  * console.log(bindAmbient(space, (s) => ambientspace() === s, space)); // true
  * ```
  */
-export function bindAmbient<A, R>(space: Space, f: (arg: A) => R, arg?: A): R {
+export function bindAmbient<R>(space: Space, f: () => R): R;
+export function bindAmbient<A, R>(space: Space, f: (arg: A) => R, arg: A): R;
+export function bindAmbient<A, R>(space: Space, f: (arg?: A) => R, arg?: A): R {
   return store.run(space, f, arg);
 }
 
