@@ -57,7 +57,9 @@ const descriptor: GPUCommandEncoderDescriptor & GPUCommandBufferDescriptor = Obj
 /** A device's eager zeroing, noted until a flush: small arrays' zeros as writes (neighbours merged), larger ones' as clears. */
 export class EagerClears {
   /** How many writes and clears are noted: a wrapper tests this before it calls {@link EagerClears.flush}. */
-  count = 0;
+  get count(): number {
+    return this.#writes + this.#clears;
+  }
   #writes = 0;
   readonly #writeBuffers: (GPUBuffer | undefined)[] = [];
   readonly #writeStarts: number[] = [];
@@ -90,7 +92,6 @@ export class EagerClears {
       this.#offsets[n] = offset;
       this.#sizes[n] = size;
       this.#clears = n + 1;
-      this.count++;
       return;
     }
     const end = offset + size;
@@ -109,7 +110,6 @@ export class EagerClears {
     this.#writeStarts[n] = offset;
     this.#writeEnds[n] = end;
     this.#writes = n + 1;
-    this.count++;
   }
 
   /** Write every noted write's zeros, then encode every noted clear, in the order noted, into one command buffer, and submit it. */
@@ -122,7 +122,6 @@ export class EagerClears {
     // Forgotten first: whatever the device does below, nothing is ever written or submitted twice.
     this.#writes = 0;
     this.#clears = 0;
-    this.count = 0;
     try {
       if (writes > 0) {
         zeros ??= new ArrayBuffer(WRITE_ZEROS_MAX);
@@ -151,6 +150,5 @@ export class EagerClears {
     this.#buffers.fill(undefined, 0, this.#clears);
     this.#writes = 0;
     this.#clears = 0;
-    this.count = 0;
   }
 }
