@@ -1,6 +1,10 @@
-import { AsyncScopeUnsupportedError, InvalidArgumentError, NoAmbientSpaceError } from './errors.js';
+import { asyncUnsupported, type ContextVariable, isAsyncFunction, readerOf, runThrough } from './context-variable.js';
+import { InvalidArgumentError, NoAmbientSpaceError } from './errors.js';
 import { assertSpace, type Space } from './space.js';
-import { describeValue, isThenable } from './value.js';
+import { type AmbientBinder, binderOf, lazyContextStore, syncStore } from './stack-store.js';
+import { describeValue } from './value.js';
+
+export { lazyContextStore, syncStore };
 
 /**
  * Where the ambient space lives. Three implementations: {@link contextStore}, over an async-context
@@ -42,25 +46,6 @@ export interface AmbientStore {
   get(): Space | undefined;
 }
 
-interface ContextVariable {
-  run<R>(value: Space, f: () => R): R;
-  getStore?(): Space | undefined;
-  get?(): Space | undefined;
-}
-
-/** The reader of a checked context variable. */
-function readerOf(variable: ContextVariable, what: string): () => Space | undefined {
-  const v: unknown = variable;
-  const methods = typeof v === 'object' && v !== null ? (v as Partial<Record<'run' | 'getStore' | 'get', unknown>>) : {};
-  if (typeof methods.run !== 'function' || (typeof methods.getStore !== 'function' && typeof methods.get !== 'function')) {
-    throw new InvalidArgumentError(
-      `${what} needs an AsyncLocalStorage-like object with run(value, f) and getStore() (or get()), got ${describeValue(v)}. ` +
-        "Pass new AsyncLocalStorage() from 'node:async_hooks', or new AsyncContext.Variable().",
-    );
-  }
-  return typeof methods.getStore === 'function' ? () => variable.getStore?.() : () => variable.get?.();
-}
-
 /**
  * An ambient store over an AsyncLocalStorage-like object (`run` + `getStore`, or `run` + `get` as
  * TC39's `AsyncContext.Variable` spells it), for hosts that bring their own async context. Every
@@ -80,131 +65,6 @@ export function contextStore(variable: ContextVariable): AmbientStore {
   return { async: true, engaged: true, run: (space, f, arg) => runThrough(variable, space, f, arg as never), get: read };
 }
 
-// Apart from the stores' run methods: a closure over f and arg there would make a context object
-// on every call, the synchronous ones included.
-function runThrough<A, R>(variable: ContextVariable, space: Space, f: (arg: A) => R, arg: A): R {
-  return variable.run(space, () => f(arg));
-}
-
-const AsyncFunction = (async () => {}).constructor;
-
-/** Whether `f` is an `async` function (or async arrow, or async method): known before it runs. */
-function isAsyncFunction(f: unknown): boolean {
-  return f instanceof AsyncFunction;
-}
-
-/**
- * An ambient store that costs nothing until it is needed: a synchronous stack serves every
- * binding until the first `async` callback is bound (known before it runs: `f instanceof
- * AsyncFunction`); that binding, and every binding after it, goes through the variable that
- * `create` makes then, so async callbacks keep their binding across `await`, and a synchronous
- * binding nested in an async one stays correct across the outer one's awaits. A program that only
- * ever binds synchronously never makes the variable, so on Node.js 20 and 22 it never switches on
- * AsyncLocalStorage's promise hooks, which slow every `await` in the process about 2.7×, and on
- * 24 it makes no context frame per binding. This is the default store wherever there is a
- * variable to engage.
- *
- * Before the first async callback, a plain callback that returns a promise (`() => main()`) keeps
- * its binding for its synchronous part only: its continuations see no binding at all, never an
- * outer or a stale one, and `ambientspace()` there throws `NoAmbientSpaceError`, which says to
- * declare the callback `async`.
- *
- * @throws {InvalidArgumentError} when `create` is not a function; on engagement, when what it
- * made is not AsyncLocalStorage-like (the store then stays unengaged).
- * @example
- * ```ts
- * import { AsyncLocalStorage } from 'node:async_hooks';
- * import { Similar } from '@pol/core';
- * import { lazyContextStore } from '@pol/core/backend';
- * const store = lazyContextStore(() => new AsyncLocalStorage());
- * const space = Similar(new Float32Array(0));
- * console.log(store.run(space, () => store.get() === space)); // true
- * console.log(store.engaged); // false: a synchronous binding needs no AsyncLocalStorage
- * await store.run(space, async () => {});
- * console.log(store.engaged); // true: from the first async callback on
- * ```
- */
-export function lazyContextStore(create: () => ContextVariable): AmbientStore {
-  if (typeof create !== 'function') {
-    throw new InvalidArgumentError(
-      `lazyContextStore(create) takes a function that makes the context variable, got ${describeValue(create)}. ` +
-        'Pass () => new AsyncLocalStorage().',
-    );
-  }
-  return stackStore(create);
-}
-
-/** An ambient store for runtimes with no async context: a synchronous stack that refuses async callbacks. */
-export function syncStore(): AmbientStore {
-  return stackStore(undefined);
-}
-
-// The synchronous stack under both: with `create`, it engages the variable `create` makes for the
-// first async callback (lazyContextStore); without, it refuses async callbacks (syncStore).
-function stackStore(create: (() => ContextVariable) | undefined): AmbientStore {
-  let current: Space | undefined;
-  let variable: ContextVariable | undefined;
-  let read: (() => Space | undefined) | undefined;
-  const engage = (): ContextVariable => {
-    if (variable !== undefined) return variable;
-    if (create === undefined) throw asyncUnsupported();
-    const made = create();
-    read = readerOf(made, 'lazyContextStore(create)');
-    variable = made;
-    return made;
-  };
-  return {
-    async: create !== undefined,
-    get engaged() {
-      return variable !== undefined;
-    },
-    engage(): void {
-      if (create !== undefined) engage();
-    },
-    run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R {
-      if (variable === undefined) {
-        if (!isAsyncFunction(f)) {
-          const saved = current;
-          current = space;
-          let result: R;
-          try {
-            result = f(arg as A);
-          } finally {
-            current = saved;
-          }
-          if (create === undefined && isThenable(result)) {
-            // The binding is already restored, so nothing leaks; but the callback's continuation
-            // would run unbound. Refuse, and keep its eventual rejection from going unhandled.
-            (result as PromiseLike<unknown>).then(undefined, () => {});
-            throw asyncUnsupported();
-          }
-          return result;
-        }
-        engage();
-      }
-      return runThrough(variable as ContextVariable, space, f, arg as A);
-    },
-    // Once engaged, every new binding is in the variable, and what the stack still holds are
-    // synchronous bindings made before engagement that enclose the current one: the variable's
-    // binding, when there is one, is the inner.
-    get: () => (read === undefined ? current : (read() ?? current)),
-  };
-}
-
-function asyncUnsupported(): AsyncScopeUnsupportedError {
-  return new AsyncScopeUnsupportedError(
-    'This runtime has no AsyncLocalStorage or AsyncContext, so an ambient space cannot follow an async callback across await. ' +
-      'Pass the space (or frame) to the async code explicitly, e.g. alloc(frame, ...) or verb(space, ...), and keep withspace/scratchspace callbacks synchronous.',
-  );
-}
-
-/**
- * The store for this runtime: where there is an async-context variable (TC39 AsyncContext, or
- * AsyncLocalStorage on Node.js, Deno and Bun), a lazy store over it, so that synchronous bindings
- * cost nothing and behave alike everywhere (on Node.js 20 and 22 the variable's first run switches
- * promise hooks on for the whole process; on 24 each run allocates a context frame); a synchronous
- * stack elsewhere.
- */
 function detectStore(): AmbientStore {
   const g = globalThis as {
     process?: { getBuiltinModule?: (id: string) => unknown };
@@ -328,6 +188,33 @@ export function bindAmbient<R>(space: Space, f: () => R): R;
 export function bindAmbient<A, R>(space: Space, f: (arg: A) => R, arg: A): R;
 export function bindAmbient<A, R>(space: Space, f: (arg?: A) => R, arg?: A): R {
   return store.run(space, f, arg);
+}
+
+/**
+ * The ambient store as an {@link AmbientBinder}, which binds a space without a callback, when it
+ * can: core's own stores (the runtime's default, `lazyContextStore`, `syncStore`) while no
+ * async-context variable is engaged, that is while every binding is synchronous. Otherwise
+ * (an engaged store, a store of your own) undefined: bind with `bindAmbient` then. Ask on every
+ * call, not once: the store can be engaged or replaced in between.
+ *
+ * @example
+ * ```ts
+ * import { ambientspace, Similar } from '@pol/core';
+ * import { ambientBinder } from '@pol/core/backend';
+ * const space = Similar(new Float32Array(0));
+ * const binder = ambientBinder();
+ * if (binder !== undefined) {
+ *   const token = binder.enter(space);
+ *   try {
+ *     console.log(ambientspace() === space); // true
+ *   } finally {
+ *     binder.leave(token);
+ *   }
+ * }
+ * ```
+ */
+export function ambientBinder(): AmbientBinder | undefined {
+  return binderOf(store);
 }
 
 /**

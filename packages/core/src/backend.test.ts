@@ -8,6 +8,7 @@ import * as pol from './index.js';
  */
 const coverage: Record<string, string> = {
   // ambient.ts
+  ambientBinder: 'stack-store.test.ts',
   bindAmbient: 'ambient.test.ts',
   contextStore: 'ambient.test.ts',
   lazyContextStore: 'ambient.test.ts',

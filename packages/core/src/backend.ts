@@ -21,7 +21,15 @@
  * @packageDocumentation
  */
 
-export { type AmbientStore, bindAmbient, contextStore, lazyContextStore, setAmbientStore, syncStore } from './ambient.js';
+export {
+  type AmbientStore,
+  ambientBinder,
+  bindAmbient,
+  contextStore,
+  lazyContextStore,
+  setAmbientStore,
+  syncStore,
+} from './ambient.js';
 export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
 export { frozenDims, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';
@@ -32,6 +40,7 @@ export { isPowerOfTwo } from './power-of-two.js';
 export { commit, noSavepoint, rollback, savepoint } from './savepoint.js';
 export { shapeText } from './shape.js';
 export { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
+export type { AmbientBinder } from './stack-store.js';
 export { checkSupplied, type SuppliedProblem } from './supplied.js';
 export { describeValue, isPlainObject, isThenable } from './value.js';
 export { zeroArray } from './zero.js';

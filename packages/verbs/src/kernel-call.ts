@@ -1,132 +1,149 @@
 // Internal, quarantined: calling the kernel with the verb's frame as the ambient space, without
 // allocating.
 //
-// Why it looks like this: binding a space (`withspace(frame, thunk)`, or `bindAmbient`, its form
-// without argument checks that the verb uses for its own frame) takes a function, and the kernel
-// takes `(outs, ...inputs, options)`. The obvious thunk, `() => kernel(outs, ...inputs, options)`,
-// is a closure and an argument array per call: on an arena in steady state, those would be the
-// call's only garbage. So the binding calls one module function (`runPending`) with the verb's
-// KernelCall, whose `run` reads the pending call's arguments from fields set just before, and the
-// common arities are direct calls, unrolled by hand. One function for every verb, not a thunk per
-// verb: V8 inlines it into the verb's call path, which it cannot do for a closure made per verb.
-// This is reentrancy-safe: the binding calls `run` synchronously before anything else can run, and
-// `run` reads every field before the kernel starts (a kernel that calls its own verb again sets
-// them anew for the inner call).
+// Why it looks like this: the kernel takes `(outs, ...inputs, options)`, and the obvious call,
+// `withspace(frame, () => kernel(outs, ...inputs, options))`, is a closure and an argument array per
+// call: on an arena in steady state, those would be the call's only garbage. So:
+// - While the ambient store binds synchronously (core's default store, until an async callback
+//   engages AsyncLocalStorage), the frame is bound through core's `AmbientBinder` (enter, then leave
+//   in a `finally`) around a direct call of the kernel: no callback at all.
+// - Otherwise (an engaged store, a store of the host's own), and always for an `async` kernel, the
+//   binding takes a function: it calls one module function (`runPending`, or `runPendingAsync`,
+//   which is itself async so that the store carries the binding across the kernel's awaits) with the
+//   verb's KernelCall, whose `run` reads the pending call's arguments from fields set just before.
+//   One function for every verb, not a thunk per verb: V8 inlines it into the verb's call path,
+//   which it cannot do for a closure made per verb. This is reentrancy-safe: the binding calls `run`
+//   synchronously before anything else can run, and `run` reads every field before the kernel
+//   starts (a kernel that calls its own verb again sets them anew for the inner call).
+// Both end in `invokeKernel`, whose common arities are direct calls, unrolled by hand.
 
 import type { Frame } from '@pol/core';
-import { bindAmbient } from '@pol/core/backend';
+import { ambientBinder, bindAmbient } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 
 type AnyKernel = (...args: unknown[]) => unknown;
 
+const AsyncFunction = (async () => {}).constructor;
+
 export class KernelCall {
-  // The pending call: the kernel's arguments are `[outs, ...inputs, options?]`, with the inputs
-  // read from `args`, and `options` (when defined) in the parameter `slot`; `count` in all.
+  /** Whether the kernel is an `async` function, known before it runs: then it is bound through the store, never the binder. */
+  readonly #async: boolean;
+  // The pending call, for the store's binding: outs, the call's arguments, and the options object.
   #outs: unknown;
   #args: CallArgs | undefined;
-  #slot = -1;
   #options: unknown;
-  #count = 0;
 
   constructor(
     readonly kernel: AnyKernel,
     // The parameters the kernel declares after its destinations, as JavaScript counts them.
     readonly declared: number,
-  ) {}
-
-  /** The pending call, made: what the store runs with the frame bound (through `runPending`). */
-  run(): unknown {
-    const kernel = this.kernel;
-    const a = this.#outs;
-    switch (this.#count) {
-      case 1:
-        this.#release();
-        return kernel(a);
-      case 2: {
-        const b = this.#argument(1);
-        this.#release();
-        return kernel(a, b);
-      }
-      case 3: {
-        const b = this.#argument(1);
-        const c = this.#argument(2);
-        this.#release();
-        return kernel(a, b, c);
-      }
-      case 4: {
-        const b = this.#argument(1);
-        const c = this.#argument(2);
-        const d = this.#argument(3);
-        this.#release();
-        return kernel(a, b, c, d);
-      }
-      case 5: {
-        const b = this.#argument(1);
-        const c = this.#argument(2);
-        const d = this.#argument(3);
-        const e = this.#argument(4);
-        this.#release();
-        return kernel(a, b, c, d, e);
-      }
-      case 6: {
-        const b = this.#argument(1);
-        const c = this.#argument(2);
-        const d = this.#argument(3);
-        const e = this.#argument(4);
-        const f = this.#argument(5);
-        this.#release();
-        return kernel(a, b, c, d, e, f);
-      }
-      default: {
-        const args: unknown[] = [];
-        for (let i = 0; i < this.#count; i++) args.push(this.#argument(i));
-        this.#release();
-        return kernel.apply(undefined, args);
-      }
-    }
-  }
-
-  /** Where the options object goes for a call with `inputs` inputs: right after them, and never before the kernel's last declared parameter. */
-  slotFor(inputs: number): number {
-    return Math.max(inputs + 1, this.declared);
+  ) {
+    this.#async = kernel instanceof AsyncFunction;
   }
 
   /**
    * Call the kernel in `frame` with `outs`, the call's inputs, and `options` (when defined) in its
-   * slot (so an omitted optional input stays undefined).
+   * slot (see `slotFor`), and return what it returns.
    */
   call(frame: Frame, outs: unknown, args: CallArgs, options: unknown): unknown {
+    const binder = this.#async ? undefined : ambientBinder();
+    if (binder !== undefined) {
+      const token = binder.enter(frame);
+      let returned: unknown;
+      try {
+        returned = invokeKernel(this.kernel, this.declared, outs, args, options);
+      } finally {
+        binder.leave(token);
+      }
+      binder.checkResult(returned);
+      return returned;
+    }
     this.#outs = outs;
     this.#args = args;
     this.#options = options;
-    if (options === undefined) {
-      this.#slot = -1;
-      this.#count = 1 + args.inputs;
-    } else {
-      const slot = this.slotFor(args.inputs);
-      this.#slot = slot;
-      this.#count = slot + 1;
-    }
-    return bindAmbient(frame, runPending, this);
+    return bindAmbient(frame, this.#async ? runPendingAsync : runPending, this);
   }
 
-  #argument(i: number): unknown {
-    if (i === 0) return this.#outs;
+  /** The pending call, made: what the store runs with the frame bound. */
+  run(): unknown {
+    const outs = this.#outs;
     const args = this.#args as CallArgs;
-    if (i <= args.inputs) return args.input(i - 1);
-    return i === this.#slot ? this.#options : undefined;
-  }
-
-  #release(): void {
+    const options = this.#options;
     this.#outs = undefined;
     this.#args = undefined;
     this.#options = undefined;
+    return invokeKernel(this.kernel, this.declared, outs, args, options);
   }
 }
 
-// The one function every verb's store binding calls, with the verb's KernelCall as its argument:
-// one function for all verbs, so that V8 can inline it (and the call's `run`) into the verb's
-// call path; a thunk per verb (a closure each) could not be inlined there.
+/** Where the options object goes for a call with `inputs` inputs: right after them, and never before the kernel's last declared parameter. */
+function slotFor(inputs: number, declared: number): number {
+  return Math.max(inputs + 1, declared);
+}
+
+/**
+ * `kernel(outs, ...inputs, options)`: the inputs from `args`, then `options` (when defined) in its
+ * slot, so that an omitted optional input between them stays undefined.
+ */
+function invokeKernel(kernel: AnyKernel, declared: number, outs: unknown, args: CallArgs, options: unknown): unknown {
+  const v = args.values;
+  const s = args.start;
+  const n = args.inputs;
+  if (options === undefined) {
+    switch (n) {
+      case 0:
+        return kernel(outs);
+      case 1:
+        return kernel(outs, v[s]);
+      case 2:
+        return kernel(outs, v[s], v[s + 1]);
+      case 3:
+        return kernel(outs, v[s], v[s + 1], v[s + 2]);
+      case 4:
+        return kernel(outs, v[s], v[s + 1], v[s + 2], v[s + 3]);
+      case 5:
+        return kernel(outs, v[s], v[s + 1], v[s + 2], v[s + 3], v[s + 4]);
+    }
+  } else if (slotFor(n, declared) === n + 1) {
+    switch (n) {
+      case 0:
+        return kernel(outs, options);
+      case 1:
+        return kernel(outs, v[s], options);
+      case 2:
+        return kernel(outs, v[s], v[s + 1], options);
+      case 3:
+        return kernel(outs, v[s], v[s + 1], v[s + 2], options);
+      case 4:
+        return kernel(outs, v[s], v[s + 1], v[s + 2], v[s + 3], options);
+    }
+  }
+  return invokeSpread(kernel, declared, outs, args, options);
+}
+
+// Apart from invokeKernel, which a steady call runs to a direct call: the rare arities (more than
+// four inputs, or options after omitted optional inputs), through one argument array.
+function invokeSpread(kernel: AnyKernel, declared: number, outs: unknown, args: CallArgs, options: unknown): unknown {
+  const list: unknown[] = [outs];
+  for (let i = 0; i < args.inputs; i++) list.push(args.input(i));
+  if (options !== undefined) {
+    const slot = slotFor(args.inputs, declared);
+    while (list.length < slot) list.push(undefined);
+    list.push(options);
+  }
+  return kernel.apply(undefined, list);
+}
+
+// The functions every verb's store binding calls, with the verb's KernelCall as their argument: one
+// function for all verbs, so that V8 can inline it (and the call's `run`) into the verb's call path;
+// a thunk per verb (a closure each) could not be inlined there.
 function runPending(call: KernelCall): unknown {
+  return call.run();
+}
+
+// For an async kernel: async itself, so that the store (seeing an async callback before it runs)
+// carries the binding across the kernel's awaits. It runs `call.run()` synchronously up to the
+// kernel's first await, so the pending fields are read before anything else can run.
+async function runPendingAsync(call: KernelCall): Promise<unknown> {
   return call.run();
 }
