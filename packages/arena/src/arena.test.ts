@@ -1,6 +1,6 @@
 /// <reference types="node" />
 import { alloc, dtypeInfo, hostArray, isSpace, PolError, scratchspace, Undef } from '@pol/core';
-import { spaceKey } from '@pol/core/backend';
+import { internDims, spaceKey } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import {
   Arena,
@@ -299,6 +299,23 @@ describe('alloc', () => {
 });
 
 describe('identical sequences, identical offsets; a steady loop allocates once', () => {
+  test('a steady carve finds its array whatever holds the dims: the interned dims it was carved with, a literal, a frozen copy', () => {
+    const arena = new Arena(new ArrayBuffer(4096));
+    for (const shape of [[6], [2, 3]]) {
+      reset(arena);
+      const first = arena.alloc('float32', shape);
+      for (const dims of [first.dims, internDims([...shape]), [...shape], Object.freeze([...shape])]) {
+        reset(arena);
+        expect(arena.alloc('float32', dims)).toBe(first);
+      }
+      // The very dims object, but another dtype, or other dims: another array.
+      reset(arena);
+      expect(arena.alloc('int32', first.dims)).not.toBe(first);
+      reset(arena);
+      expect(arena.alloc('float32', [...shape].reverse().concat(1))).not.toBe(first);
+    }
+  });
+
   function step(arena: Arena<'host'>): number[] {
     const offsets: number[] = [];
     const out = alloc(arena, { y: Undef('float32', 64), state: Undef('float64', 8) });

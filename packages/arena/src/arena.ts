@@ -273,9 +273,12 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       first !== undefined &&
       first.start === start &&
       first.dtype === dtype &&
-      Array.isArray(dims) && // anything else is refused by #miss's validation
-      first.rank === dims.length &&
-      (first.rank === 1 ? first.d0 === dims[0] : sameDims(first.dims, dims))
+      // The very dims it was carved with (interned dims, as Undef and a verb's plan pass them): no
+      // element read, which Node 20 makes through a generic lookup for frozen dims. Else by value.
+      (first.dims === dims ||
+        (Array.isArray(dims) && // anything else is refused by #miss's validation
+          first.rank === dims.length &&
+          (first.rank === 1 ? first.d0 === dims[0] : sameDims(first.dims, dims))))
     ) {
       const end = first.end;
       this.#offset = end;

@@ -83,9 +83,26 @@ function slotFor(inputs: number, declared: number): number {
 
 /**
  * `kernel(outs, ...inputs, options)`: the inputs from `args`, then `options` (when defined) in its
- * slot, so that an omitted optional input between them stays undefined.
+ * slot, so that an omitted optional input between them stays undefined. One or two inputs (most
+ * kernels) here; every other arity apart, so that this stays small enough for V8 to inline.
  */
 function invokeKernel(kernel: AnyKernel, declared: number, outs: unknown, args: CallArgs, options: unknown): unknown {
+  const v = args.values;
+  const s = args.start;
+  const n = args.inputs;
+  if (options === undefined) {
+    if (n === 1) return kernel(outs, v[s]);
+    if (n === 2) return kernel(outs, v[s], v[s + 1]);
+  } else if (slotFor(n, declared) === n + 1) {
+    if (n === 1) return kernel(outs, v[s], options);
+    if (n === 2) return kernel(outs, v[s], v[s + 1], options);
+  }
+  return invokeOther(kernel, declared, outs, args, options);
+}
+
+// No input, or three to five, still as direct calls; past that, or with options after omitted
+// optional inputs, one argument array.
+function invokeOther(kernel: AnyKernel, declared: number, outs: unknown, args: CallArgs, options: unknown): unknown {
   const v = args.values;
   const s = args.start;
   const n = args.inputs;
@@ -93,10 +110,6 @@ function invokeKernel(kernel: AnyKernel, declared: number, outs: unknown, args: 
     switch (n) {
       case 0:
         return kernel(outs);
-      case 1:
-        return kernel(outs, v[s]);
-      case 2:
-        return kernel(outs, v[s], v[s + 1]);
       case 3:
         return kernel(outs, v[s], v[s + 1], v[s + 2]);
       case 4:
@@ -108,10 +121,6 @@ function invokeKernel(kernel: AnyKernel, declared: number, outs: unknown, args: 
     switch (n) {
       case 0:
         return kernel(outs, options);
-      case 1:
-        return kernel(outs, v[s], options);
-      case 2:
-        return kernel(outs, v[s], v[s + 1], options);
       case 3:
         return kernel(outs, v[s], v[s + 1], v[s + 2], options);
       case 4:
@@ -121,8 +130,7 @@ function invokeKernel(kernel: AnyKernel, declared: number, outs: unknown, args: 
   return invokeSpread(kernel, declared, outs, args, options);
 }
 
-// Apart from invokeKernel, which a steady call runs to a direct call: the rare arities (more than
-// four inputs, or options after omitted optional inputs), through one argument array.
+// The rest, through one argument array.
 function invokeSpread(kernel: AnyKernel, declared: number, outs: unknown, args: CallArgs, options: unknown): unknown {
   const list: unknown[] = [outs];
   for (let i = 0; i < args.inputs; i++) list.push(args.input(i));

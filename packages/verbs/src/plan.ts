@@ -263,20 +263,24 @@ export class Plan {
     result: Record<string, unknown>,
     scratchValues: readonly unknown[],
   ): boolean {
-    let j = 0;
-    if (options !== undefined) {
-      for (const key in options) {
-        if (keys[j] !== key) return false;
-        j++;
-        if (!this.optionNames.includes(key) && last[key] !== options[key]) return false;
-      }
-    }
-    if (j !== keys.length) return false;
+    if (options === undefined ? keys.length !== 0 : !this.#holdsCallerOptions(last, keys, options)) return false;
     const ckpt = this.checkpointNames;
     for (let i = 0; i < ckpt.length; i++) if (last[ckpt[i] as string] !== result[ckpt[i] as string]) return false;
     const names = this.scratchNames;
     for (let i = 0; i < names.length; i++) if (last[names[i] as string] !== scratchValues[i]) return false;
     return true;
+  }
+
+  // Whether `last` was made with the caller's option keys `keys`, in order, and holds their values
+  // (those the verb does not set itself).
+  #holdsCallerOptions(last: Record<string, unknown>, keys: readonly string[], options: Record<string, unknown>): boolean {
+    let j = 0;
+    for (const key in options) {
+      if (keys[j] !== key) return false;
+      j++;
+      if (!this.optionNames.includes(key) && last[key] !== options[key]) return false;
+    }
+    return j === keys.length;
   }
 }
 

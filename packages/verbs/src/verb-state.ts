@@ -84,7 +84,10 @@ export class VerbState {
    */
   isChecked(space: Space, args?: CallArgs): boolean {
     const record = args?.record;
-    if (record !== undefined) return record.checked;
+    return record !== undefined ? record.checked : this.#checkedOn(space);
+  }
+
+  #checkedOn(space: Space): boolean {
     if (this.checked) return true;
     const s = space as { readonly checked?: unknown; readonly arena?: { readonly checked?: unknown } };
     return s.checked === true || s.arena?.checked === true;
@@ -98,13 +101,16 @@ export class VerbState {
    */
   madeFor(plan: Plan, space: Space, args: CallArgs): Made | undefined {
     const record = args.record;
-    if (record !== undefined) {
-      if (record.plan !== plan) {
-        record.plan = plan;
-        record.made = plan.madeFrom(space);
-      }
-      return record.made;
+    if (record === undefined) return this.#madeUnrecorded(plan, space, args);
+    if (record.plan !== plan) {
+      record.plan = plan;
+      record.made = plan.madeFrom(space);
     }
+    return record.made;
+  }
+
+  // A space the verb does not remember: found through the plan, and remembered when it came first.
+  #madeUnrecorded(plan: Plan, space: Space, args: CallArgs): Made | undefined {
     if (space[savepointKey] === undefined) return undefined;
     const made = plan.madeFrom(space);
     if (args.start === 1) this.spaces.add(space, plan, made, this.isChecked(space));
