@@ -9,9 +9,38 @@
 /** Records kept per frame depth: how many savepoints at one depth a rollback can reach back over. */
 export const SAVEPOINT_RING = 8;
 
-// Tokens are unique across every arena of the process, so a token never names a record of another
-// arena. 2^53 / 8 savepoints would be needed to run out.
-let issued = 0;
+/**
+ * How many sequence numbers tokens cycle through. A token is `sequence * SAVEPOINT_RING + slot`, at
+ * most 2^30 − 1: a small integer on every V8 build (31-bit Smis where pointers are compressed), so
+ * taking a savepoint never allocates. An unbounded count would pass 2^31 after about 270 million
+ * savepoints, and every token after that would be a heap number, 16 B per savepoint.
+ */
+export const TOKEN_PERIOD = 2 ** 27;
+
+/**
+ * The sequence numbers of tokens: 1, 2, …, TOKEN_PERIOD − 1, then 1 again. One sequence for the
+ * whole process, so a token never names a record of another arena (until the numbering wraps
+ * around, after 134 million savepoints).
+ */
+export class TokenSequence {
+  static get name(): string {
+    return 'TokenSequence';
+  }
+
+  #last: number;
+
+  constructor(last = 0) {
+    this.#last = last;
+  }
+
+  next(): number {
+    const next = this.#last === TOKEN_PERIOD - 1 ? 1 : this.#last + 1;
+    this.#last = next;
+    return next;
+  }
+}
+
+const sequence = new TokenSequence();
 
 /** What a savepoint remembers. Reused: `token` says which savepoint it holds now. */
 export class SavepointRecord {
@@ -30,7 +59,8 @@ export class SavepointRecord {
  * innermost when it was taken is still innermost, so records are kept per frame depth: the scratch
  * savepoints a verb takes inside its frame never overwrite the savepoint of its outputs, taken one
  * depth out. At one depth the last {@link SAVEPOINT_RING} savepoints stay valid; an older token is
- * refused, never confused with a newer savepoint.
+ * refused, never confused with a newer savepoint (unless it is kept while the process takes another
+ * {@link TOKEN_PERIOD} savepoints, and the numbering comes round to it again).
  */
 export class Savepoints {
   readonly #rings: SavepointRecord[][] = [];
@@ -51,7 +81,7 @@ export class Savepoints {
       record = new SavepointRecord();
       ring.push(record);
     }
-    record.token = ++issued * SAVEPOINT_RING + slot;
+    record.token = sequence.next() * SAVEPOINT_RING + slot;
     return record;
   }
 
