@@ -18,29 +18,15 @@ export const SAVEPOINT_RING = 8;
 export const TOKEN_PERIOD = 2 ** 27;
 
 /**
- * The sequence numbers of tokens: 1, 2, …, TOKEN_PERIOD − 1, then 1 again. One sequence for the
+ * The sequence number after `last`: 1, 2, …, TOKEN_PERIOD − 1, then 1 again. One sequence for the
  * whole process, so a token never names a record of another arena (until the numbering wraps
  * around, after 134 million savepoints).
  */
-export class TokenSequence {
-  static get name(): string {
-    return 'TokenSequence';
-  }
-
-  #last: number;
-
-  constructor(last = 0) {
-    this.#last = last;
-  }
-
-  next(): number {
-    const next = this.#last === TOKEN_PERIOD - 1 ? 1 : this.#last + 1;
-    this.#last = next;
-    return next;
-  }
+export function nextSequence(last: number): number {
+  return last === TOKEN_PERIOD - 1 ? 1 : last + 1;
 }
 
-const sequence = new TokenSequence();
+let issued = 0;
 
 /** What a savepoint remembers. Reused: `token` says which savepoint it holds now. */
 export class SavepointRecord {
@@ -81,7 +67,8 @@ export class Savepoints {
       record = new SavepointRecord();
       ring.push(record);
     }
-    record.token = sequence.next() * SAVEPOINT_RING + slot;
+    issued = nextSequence(issued);
+    record.token = issued * SAVEPOINT_RING + slot;
     return record;
   }
 

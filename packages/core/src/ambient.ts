@@ -1,50 +1,12 @@
+import type { AmbientBinder, AmbientStore } from './ambient-store.js';
 import { asyncUnsupported, type ContextVariable, isAsyncFunction, readerOf, runThrough } from './context-variable.js';
 import { InvalidArgumentError, NoAmbientSpaceError } from './errors.js';
 import { assertSpace, type Space } from './space.js';
-import { type AmbientBinder, binderOf, lazyContextStore, syncStore } from './stack-store.js';
+import { binderOf, lazyContextStore, syncStore } from './stack-store.js';
 import { describeValue } from './value.js';
 
+export type { AmbientBinder, AmbientStore };
 export { lazyContextStore, syncStore };
-
-/**
- * Where the ambient space lives. Three implementations: {@link contextStore}, over an async-context
- * variable (AsyncLocalStorage, TC39 AsyncContext), which carries bindings across `await`;
- * {@link lazyContextStore}, a synchronous stack that engages such a variable only once an async
- * callback is bound (the default wherever there is such a variable: on Node.js 20 and 22
- * AsyncLocalStorage taxes every `await` in the process once it runs); and {@link syncStore}, a synchronous stack for runtimes with no async
- * context, which refuses async callbacks rather than letting their continuations see a wrong
- * binding.
- *
- * `run(space, f, arg)` calls `f(arg)` with `space` bound and returns what it returns (passing
- * `arg` through saves callers a closure per call: `scratchspace` passes its frame); `get()` reads
- * the innermost binding. A store of your own must call `f(arg)`, not `f()`.
- *
- * @example
- * ```ts
- * import { type AmbientStore, setAmbientStore, syncStore } from '@pol/core/backend';
- * const store: AmbientStore = syncStore();
- * console.log(store.async, store.engaged); // false false: a synchronous stack
- * const previous = setAmbientStore(store);
- * setAmbientStore(previous); // put the runtime's own store back
- * ```
- */
-export interface AmbientStore {
-  /** Whether bindings of async callbacks survive `await` inside them. */
-  readonly async: boolean;
-  /**
-   * Whether an async-context variable is in use: always for {@link contextStore}, never for
-   * {@link syncStore}, and for {@link lazyContextStore} from the first async callback on.
-   */
-  readonly engaged?: boolean;
-  /**
-   * Engage the async-context variable now, for a store that engages lazily: for code that will
-   * run an async function under a binding through a plain callback (`describe` calls it for an
-   * async kernel, which verbs call inside a frame binding).
-   */
-  engage?(): void;
-  run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R;
-  get(): Space | undefined;
-}
 
 /**
  * An ambient store over an AsyncLocalStorage-like object (`run` + `getStore`, or `run` + `get` as
@@ -144,7 +106,7 @@ export function ambientIsAsync(): boolean {
  * Inside, `ambientspace()` answers `space`, and every ambient spelling (`alloc(dtype, dims)`,
  * `scratchspace(f)`, a verb called without a space) uses it. An async `f` keeps the binding across
  * `await` where the runtime has AsyncLocalStorage; elsewhere it is refused with
- * {@link AsyncScopeUnsupportedError}.
+ * `AsyncScopeUnsupportedError`.
  *
  * @throws {NotASpaceError} when `space` is not a space.
  * @throws {InvalidArgumentError} when `f` is not a function.

@@ -22,6 +22,7 @@
  */
 
 export {
+  type AmbientBinder,
   type AmbientStore,
   ambientBinder,
   bindAmbient,
@@ -40,7 +41,6 @@ export { isPowerOfTwo } from './power-of-two.js';
 export { commit, noSavepoint, rollback, savepoint } from './savepoint.js';
 export { shapeText } from './shape.js';
 export { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
-export type { AmbientBinder } from './stack-store.js';
 export { checkSupplied, type SuppliedProblem } from './supplied.js';
 export { describeValue, isPlainObject, isThenable } from './value.js';
 export { zeroArray } from './zero.js';

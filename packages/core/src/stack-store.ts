@@ -4,53 +4,11 @@
 // around a synchronous call on every call (a verb binding its frame around its kernel): a callback
 // there is an indirect call, and a closure per call when the callee takes arguments.
 
-import type { AmbientStore } from './ambient.js';
+import type { AmbientBinder, AmbientStore } from './ambient-store.js';
 import { asyncUnsupported, type ContextVariable, isAsyncFunction, readerOf, runThrough } from './context-variable.js';
 import { InvalidArgumentError } from './errors.js';
 import type { Space } from './space.js';
 import { describeValue, isThenable } from './value.js';
-
-/**
- * Binding the ambient space without a callback: `enter(space)` binds `space` and returns a token,
- * and `leave(token)`, in a `finally`, restores the binding that was there before, exactly as
- * `bindAmbient(space, f)` does around `f`. For a function known not to be `async` (an async one
- * must go through `bindAmbient`, which engages the async-context variable for it); call
- * `checkResult` with what it returned, after `leave`. {@link ambientBinder} gives one while the
- * ambient store binds synchronously.
- *
- * @example
- * ```ts
- * import { ambientspace, Similar } from '@pol/core';
- * import { ambientBinder, bindAmbient } from '@pol/core/backend';
- * const space = Similar(new Float32Array(0));
- * const read = () => ambientspace() === space;
- * const binder = ambientBinder();
- * let bound: boolean;
- * if (binder === undefined) bound = bindAmbient(space, read);
- * else {
- *   const token = binder.enter(space);
- *   try {
- *     bound = read();
- *   } finally {
- *     binder.leave(token);
- *   }
- *   binder.checkResult(bound);
- * }
- * console.log(bound); // true
- * ```
- */
-export interface AmbientBinder {
-  /** Bind `space`; the token restores the binding before it. */
-  enter(space: Space): unknown;
-  /** Restore the binding from before the `enter` that gave `token`. */
-  leave(token: unknown): void;
-  /**
-   * What `bindAmbient` does with its callback's result: on a store that cannot follow `await`
-   * (syncStore), a promise is refused with AsyncScopeUnsupportedError (its rejection handled), since
-   * its continuation would run unbound.
-   */
-  checkResult(result: unknown): void;
-}
 
 /**
  * An ambient store that costs nothing until it is needed: a synchronous stack serves every
