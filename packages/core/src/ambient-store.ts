@@ -36,7 +36,7 @@ export interface AmbientStore {
   /**
    * Engage the async-context variable now, for a store that engages lazily: for code that will
    * run an async function under a binding through a plain callback (`describe` calls it for an
-   * async kernel, which verbs call inside a frame binding).
+   * async kernel, which code may call that way).
    */
   engage?(): void;
   run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R;

@@ -1,5 +1,5 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import { type AmbientStore, bindAmbient, setAmbientStore, syncStore } from './backend.js';
+import { type AmbientBinder, type AmbientStore, ambientBinder, bindAmbient, setAmbientStore, syncStore } from './backend.js';
 import { ambientIsAsync, ambientspace, Similar, type Space, withspace } from './index.js';
 
 const host = Similar(new Float32Array(0));
@@ -21,6 +21,21 @@ describe('ambient types', () => {
     bindAmbient(host, (x: number) => x.toFixed(2));
     // @ts-expect-error the argument is not what f takes
     bindAmbient(host, (x: number) => x.toFixed(2), 'three');
+  });
+
+  it('ambientBinder answers a binder or undefined; enter takes a space and gives a token that leave takes', () => {
+    const binder = ambientBinder();
+    expectTypeOf(binder).toEqualTypeOf<AmbientBinder | undefined>();
+    if (binder !== undefined) {
+      const token = binder.enter(host);
+      expectTypeOf(token).toEqualTypeOf<unknown>();
+      binder.leave(token);
+      binder.checkResult(Promise.resolve(1));
+      // @ts-expect-error enter takes a space
+      binder.enter({});
+      // @ts-expect-error leave takes the token enter gave
+      binder.leave();
+    }
   });
 
   it('ambientspace answers a space', () => {

@@ -31,6 +31,7 @@ import {
   withspace,
 } from './index.js';
 import {
+  boundSpace,
   countingSpace,
   deferred,
   macrotask,
@@ -40,13 +41,6 @@ import {
 } from './test-support/fixtures.js';
 
 const fallback = Similar(new Float32Array(0));
-
-/** The ambient space, or undefined when none is bound (without throwing). */
-function bound(): Space | undefined {
-  const sentinel = countingSpace();
-  const space = ambientspace(sentinel);
-  return space === sentinel ? undefined : space;
-}
 
 describe('ambientspace', () => {
   it('throws NoAmbientSpaceError when nothing is bound, saying how to bind one', () => {
@@ -89,13 +83,13 @@ describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
 
   it('binds the space for the callback’s extent and returns what it returns', () => {
     const space = countingSpace();
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     const result = withspace(space, () => {
       expect(ambientspace()).toBe(space);
       return 42;
     });
     expect(result).toBe(42);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('restores the outer binding after a throw', () => {
@@ -109,7 +103,7 @@ describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
       ).toThrow('boom');
       expect(ambientspace()).toBe(outer);
     });
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('nests: the innermost binding wins and the outer one comes back', () => {
@@ -140,18 +134,18 @@ describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
     const gate = deferred();
     const seen: (Space | undefined)[] = [];
     const done = withspace(space, async () => {
-      seen.push(bound());
+      seen.push(boundSpace());
       await gate.promise;
-      seen.push(bound());
+      seen.push(boundSpace());
       await macrotask();
-      seen.push(bound());
+      seen.push(boundSpace());
       return 'result';
     });
-    expect(bound()).toBeUndefined(); // the caller, while the callback is suspended
+    expect(boundSpace()).toBeUndefined(); // the caller, while the callback is suspended
     gate.resolve();
     expect(await done).toBe('result');
     expect(seen).toEqual([space, space, space]);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('nests across await', async () => {
@@ -176,20 +170,20 @@ describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
     const log: string[] = [];
     const name = (s: Space | undefined): string => (s === a ? 'a' : s === b ? 'b' : 'none');
     const taskA = withspace(a, async () => {
-      log.push(`A1:${name(bound())}`);
+      log.push(`A1:${name(boundSpace())}`);
       await gateA.promise;
-      log.push(`A2:${name(bound())}`);
+      log.push(`A2:${name(boundSpace())}`);
       alloc('float32', 1);
       await gateB.promise;
-      log.push(`A3:${name(bound())}`);
+      log.push(`A3:${name(boundSpace())}`);
     });
     const taskB = withspace(b, async () => {
-      log.push(`B1:${name(bound())}`);
+      log.push(`B1:${name(boundSpace())}`);
       await gateB.promise;
-      log.push(`B2:${name(bound())}`);
+      log.push(`B2:${name(boundSpace())}`);
       alloc('int32', 2);
       await macrotask();
-      log.push(`B3:${name(bound())}`);
+      log.push(`B3:${name(boundSpace())}`);
     });
     gateA.resolve();
     await macrotask();
@@ -224,7 +218,7 @@ describe('withspace (AsyncLocalStorage, the default on Node.js)', () => {
     expect(() => withspace(space, undefined as unknown as () => void)).toThrow(
       /withspace\(space, f\) needs a callback f, got undefined/,
     );
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 });
 
@@ -242,7 +236,7 @@ describe('bindAmbient (withspace without its argument checks)', () => {
       ).toThrow('boom');
       expect(ambientspace()).toBe(outer);
     });
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('keeps the binding across await for an async callback', async () => {
@@ -252,7 +246,7 @@ describe('bindAmbient (withspace without its argument checks)', () => {
       return ambientspace();
     });
     expect(seen).toBe(space);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('on a store without async context, refuses an async callback before it runs, binding unchanged', () => {
@@ -265,7 +259,7 @@ describe('bindAmbient (withspace without its argument checks)', () => {
         }),
       ).toThrow(AsyncScopeUnsupportedError);
       expect(ran).toBe(false);
-      expect(bound()).toBeUndefined();
+      expect(boundSpace()).toBeUndefined();
     } finally {
       setAmbientStore(previous);
     }
@@ -281,7 +275,7 @@ describe('contextStore', () => {
         await macrotask();
         expect(ambientspace()).toBe(space);
       });
-      expect(bound()).toBeUndefined();
+      expect(boundSpace()).toBeUndefined();
     } finally {
       setAmbientStore(previous);
     }
@@ -357,7 +351,7 @@ describe('the fallback store (no async context): syncStore', () => {
   it('binds synchronous callbacks, nests, and restores after return and throw', () => {
     const a = countingSpace();
     const b = countingSpace();
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     const result = withspace(a, () => {
       expect(ambientspace()).toBe(a);
       withspace(b, () => {
@@ -374,7 +368,7 @@ describe('the fallback store (no async context): syncStore', () => {
     });
     expect(result).toBe('ok');
     expect(a.calls).toEqual([{ dtype: 'uint8', dims: [4] }]);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('refuses an async function before it runs, with AsyncScopeUnsupportedError saying what to do', () => {
@@ -429,15 +423,15 @@ describe('the fallback store (no async context): syncStore', () => {
     withspace(outer, () => {
       expect(() =>
         withspace(space, () => {
-          inside = bound();
+          inside = boundSpace();
           return gate.promise.then(() => {
-            continuation = bound();
+            continuation = boundSpace();
           });
         }),
       ).toThrow(AsyncScopeUnsupportedError);
       expect(ambientspace()).toBe(outer);
     });
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     gate.resolve();
     await macrotask();
     expect(inside).toBe(space);
@@ -492,7 +486,7 @@ describe('the fallback store (no async context): syncStore', () => {
     });
     expect(seen).toEqual([]);
     expect(isFrame(frameSeen) && !frameSeen.isOpen).toBe(true);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('syncStore works on its own: run binds, get reads, nothing outlives run', () => {
@@ -535,7 +529,7 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
       });
       expect(ambientspace()).toBe(a);
     });
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     expect(made).toBe(0);
     expect(store.engaged).toBe(false);
     expect(store.async).toBe(true);
@@ -546,13 +540,13 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
     const space = countingSpace();
     const seen: (Space | undefined)[] = [];
     const done = withspace(space, async () => {
-      seen.push(bound());
+      seen.push(boundSpace());
       await macrotask();
-      seen.push(bound());
+      seen.push(boundSpace());
     });
     expect(made).toBe(1);
     expect(store.engaged).toBe(true);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     await done;
     expect(seen).toEqual([space, space]);
     withspace(space, () => {});
@@ -580,7 +574,7 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
       expect(ambientspace()).toBe(outer);
       await macrotask();
       expect(ambientspace()).toBe(outer);
-      const nested = withspace(inner, () => Promise.resolve().then(() => bound())); // a plain callback, engaged
+      const nested = withspace(inner, () => Promise.resolve().then(() => boundSpace())); // a plain callback, engaged
       expect(await nested).toBe(inner);
       expect(ambientspace()).toBe(outer);
     });
@@ -594,13 +588,13 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
     let task: Promise<void> | undefined;
     withspace(outer, () => {
       task = withspace(inner, async () => {
-        log.push(`sync part: ${name(bound())}`);
+        log.push(`sync part: ${name(boundSpace())}`);
         await macrotask();
-        log.push(`after await: ${name(bound())}`);
+        log.push(`after await: ${name(boundSpace())}`);
       });
-      log.push(`back in outer: ${name(bound())}`);
+      log.push(`back in outer: ${name(boundSpace())}`);
     });
-    log.push(`unbound: ${name(bound())}`);
+    log.push(`unbound: ${name(boundSpace())}`);
     await task;
     expect(log).toEqual(['sync part: inner', 'back in outer: outer', 'unbound: none', 'after await: inner']);
   });
@@ -612,9 +606,9 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
     const seen: (Space | undefined)[] = [];
     let caught: unknown;
     async function main(): Promise<void> {
-      seen.push(bound());
+      seen.push(boundSpace());
       await macrotask();
-      seen.push(bound());
+      seen.push(boundSpace());
       expect(ambientspace(fallbackSpace)).toBe(fallbackSpace);
       try {
         ambientspace();
@@ -661,13 +655,13 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
     const done = withspace(space, () =>
       (async () => {
         await macrotask();
-        return bound();
+        return boundSpace();
       })(),
     );
     expect(await done).toBe(space);
   });
 
-  it('describing an async kernel engages the store: a verb binds its frame with a plain callback that calls the kernel', async () => {
+  it('describing an async kernel engages the store: code may bind a frame with a plain callback that calls the kernel', async () => {
     const syncKernel = (out: { y: HostArray<'float32'> }) => void out;
     outputs.define(syncKernel, () => ({ y: Undef('float32', 1) }));
     describeKernel(function plain(_out: object) {}, { scratch: () => ({}) });
@@ -676,13 +670,13 @@ describe('lazyContextStore: a synchronous stack until the first async callback',
     const asyncKernel = describeKernel(
       async function asyncKernel(_out: object): Promise<void> {
         await macrotask();
-        frames.push(bound());
+        frames.push(boundSpace());
       },
       { outputs: () => ({}) },
     );
     expect(store.engaged).toBe(true);
     const space = countingSpace();
-    // What a verb does: a plain callback around the kernel, bound to the frame.
+    // A plain callback around the kernel, bound to the frame.
     await scratchspace(space, (frame) => asyncKernel(frame));
     await withspace(space, () => asyncKernel({}));
     expect(frames[0] !== undefined && isFrame(frames[0])).toBe(true);

@@ -76,8 +76,8 @@ export function setAmbientStore(next: AmbientStore): AmbientStore {
 }
 
 /**
- * Engage the store's async-context variable now if `f` is an async function that will run under
- * a binding through a plain callback (an async kernel). Internal: `describe` calls it.
+ * Engage the store's async-context variable now if `f` is an async function that may run under
+ * a binding made by a plain callback (an async kernel). Internal: `describe` calls it.
  */
 export function engageFor(f: unknown): void {
   if (isAsyncFunction(f)) store.engage?.();

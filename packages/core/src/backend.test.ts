@@ -14,6 +14,8 @@ const coverage: Record<string, string> = {
   lazyContextStore: 'ambient.test.ts',
   setAmbientStore: 'ambient.test.ts',
   syncStore: 'ambient.test.ts',
+  // context-variable.ts
+  isAsyncFunction: 'context-variable.test.ts',
   // array.ts
   familyKey: 'array.test.ts',
   familyOf: 'array.test.ts',

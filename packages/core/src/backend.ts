@@ -32,6 +32,7 @@ export {
   syncStore,
 } from './ambient.js';
 export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
+export { isAsyncFunction } from './context-variable.js';
 export { frozenDims, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';
 export { openFrame, scopeFrame } from './frame.js';

@@ -35,7 +35,16 @@ export function runThrough<A, R>(variable: ContextVariable, space: Space, f: (ar
 
 const AsyncFunction = (async () => {}).constructor;
 
-/** Whether `f` is an `async` function (or async arrow, or async method): known before it runs. */
+/**
+ * Whether `f` is an `async` function (an async arrow or method too): known before it runs, unlike
+ * a promise it returns. A binding that must follow `f` across `await` needs to know this first.
+ *
+ * @example
+ * ```ts
+ * import { isAsyncFunction } from '@pol/core/backend';
+ * console.log(isAsyncFunction(async () => {}), isAsyncFunction(() => Promise.resolve())); // true false
+ * ```
+ */
 export function isAsyncFunction(f: unknown): boolean {
   return f instanceof AsyncFunction;
 }

@@ -228,8 +228,10 @@ function registry<L extends Lifetime>(lifetime: L): DescriptionRegistry<L> {
         );
       }
       describers.set(kernel, describer);
-      // An async kernel runs under a frame binding made by a plain callback (a verb's); engaging
-      // the ambient store now is what lets that binding follow the kernel across its awaits.
+      // Code may call an async kernel under a binding made by a plain callback
+      // (`scratchspace(space, (frame) => kernel(frame))`); engaging the ambient store now is what
+      // lets that binding follow the kernel across its awaits. (A verb binds an async kernel as an
+      // async callback, and needs no engagement in advance.)
       engageFor(kernel);
     },
     has(kernel: Kernel): boolean {

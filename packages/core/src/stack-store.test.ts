@@ -10,14 +10,7 @@ import {
   syncStore,
 } from './backend.js';
 import { AsyncScopeUnsupportedError, ambientspace, type Space, scratchspace, withspace } from './index.js';
-import { countingSpace, nodeContextVariable, unhandledRejectionsDuring } from './test-support/fixtures.js';
-
-/** The ambient space, or undefined when none is bound (without throwing). */
-function bound(): Space | undefined {
-  const sentinel = countingSpace();
-  const space = ambientspace(sentinel);
-  return space === sentinel ? undefined : space;
-}
+import { boundSpace, countingSpace, nodeContextVariable, unhandledRejectionsDuring } from './test-support/fixtures.js';
 
 let previous: AmbientStore | undefined;
 /** Make `store` the ambient store for this test (put back after it). */
@@ -59,7 +52,7 @@ describe('ambientBinder: binding without a callback', () => {
     b.leave(t2);
     expect(ambientspace()).toBe(outer);
     b.leave(t1);
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     expect(made).toBe(0);
     expect(store.engaged).toBe(false);
   });
@@ -78,7 +71,7 @@ describe('ambientBinder: binding without a callback', () => {
     } finally {
       b.leave(token);
     }
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
   });
 
   it('is undefined once an async callback engaged the context variable, and for stores that bind only through run', async () => {
@@ -110,7 +103,7 @@ describe('ambientBinder: binding without a callback', () => {
     } finally {
       b.leave(token);
     }
-    expect(bound()).toBeUndefined();
+    expect(boundSpace()).toBeUndefined();
     expect(await pending).toBe(inner);
   });
 
@@ -144,7 +137,7 @@ describe('ambientBinder: binding without a callback', () => {
       fc.property(fc.array(step(4), { maxLength: 4 }), fc.constantFrom('sync', 'lazy'), (program, kind) => {
         use(kind === 'sync' ? syncStore() : lazyContextStore(nodeContextVariable));
         const model: Space[] = [];
-        const check = (): void => expect(bound()).toBe(model[model.length - 1]);
+        const check = (): void => expect(boundSpace()).toBe(model[model.length - 1]);
         const runAll = (steps: readonly Step[], depth: number): void => {
           for (const s of steps) {
             const space = spaces[depth % spaces.length] as Space;

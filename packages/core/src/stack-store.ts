@@ -85,11 +85,13 @@ class StackStore implements AmbientStore, AmbientBinder {
     return this.#variable === undefined;
   }
 
-  engage(): void {
+  // run, get and engage are own properties, as they were when the stores were object literals: a
+  // host that detaches them (`const { run, get } = store`) or spreads the store keeps working.
+  readonly engage = (): void => {
     if (this.#create !== undefined) this.#engage();
-  }
+  };
 
-  run<A, R>(space: Space, f: (arg: A) => R, arg?: A): R {
+  readonly run = <A, R>(space: Space, f: (arg: A) => R, arg?: A): R => {
     if (this.#variable === undefined) {
       if (!isAsyncFunction(f)) {
         const saved = this.#current;
@@ -106,12 +108,12 @@ class StackStore implements AmbientStore, AmbientBinder {
       this.#engage();
     }
     return runThrough(this.#variable as ContextVariable, space, f, arg as A);
-  }
+  };
 
-  get(): Space | undefined {
+  readonly get = (): Space | undefined => {
     const read = this.#read;
     return read === undefined ? this.#current : (read() ?? this.#current);
-  }
+  };
 
   enter(space: Space): unknown {
     const saved = this.#current;

@@ -14,6 +14,7 @@ import {
   isFrame,
   type Space,
   Undef,
+  withspace,
 } from '@pol/core';
 import { type AmbientStore, contextStore, lazyContextStore, setAmbientStore, syncStore } from '@pol/core/backend';
 import fc from 'fast-check';
@@ -83,7 +84,8 @@ group('the kernel call', () => {
         fc.boolean(),
         fc.boolean(),
         fc.constantFrom('binder', 'store'),
-        (declaredInputs, given, withScratch, passOptions, binding) => {
+        fc.constantFrom('space first', 'ambient'),
+        (declaredInputs, given, withScratch, passOptions, binding, form) => {
           use(binding === 'binder' ? syncStore() : countingStore());
           const { seen, verb } = recorder(declaredInputs, withScratch);
           const arena = new Arena(new ArrayBuffer(4096));
@@ -91,12 +93,12 @@ group('the kernel call', () => {
           const options = { k: 1 };
           // The options object is recognised only when every declared input is given.
           const recognised = passOptions && given >= declaredInputs;
-          const call = passOptions ? [arena, ...inputs, options] : [arena, ...inputs];
-          const { y } = verb(...call);
+          const args = passOptions ? [...inputs, options] : inputs;
+          const { y } = form === 'space first' ? verb(arena, ...args) : withspace(arena, () => verb(...args));
           expect(seen).toHaveLength(1);
-          const { args, ambient } = seen[0] as { args: unknown[]; ambient: Space };
+          const { args: received, ambient } = seen[0] as { args: unknown[]; ambient: Space };
           expect(isFrame(ambient) && (ambient as Frame).parent).toBe(arena);
-          expect(args[0]).toEqual({ y });
+          expect(received[0]).toEqual({ y });
           const passedInputs = passOptions && !recognised ? [...inputs, options] : inputs;
           const kernelOptions = withScratch
             ? { ...(recognised ? options : {}), tmp: expect.anything() }
@@ -104,13 +106,13 @@ group('the kernel call', () => {
               ? options
               : undefined;
           if (kernelOptions === undefined) {
-            expect(args.slice(1)).toEqual(passedInputs);
+            expect(received.slice(1)).toEqual(passedInputs);
           } else {
             const slot = Math.max(passedInputs.length + 1, declaredInputs + 1);
-            expect(args).toHaveLength(slot + 1);
-            expect(args.slice(1, 1 + passedInputs.length)).toEqual(passedInputs);
-            for (let i = 1 + passedInputs.length; i < slot; i++) expect(args[i]).toBeUndefined();
-            expect(args[slot]).toEqual(kernelOptions);
+            expect(received).toHaveLength(slot + 1);
+            expect(received.slice(1, 1 + passedInputs.length)).toEqual(passedInputs);
+            for (let i = 1 + passedInputs.length; i < slot; i++) expect(received[i]).toBeUndefined();
+            expect(received[slot]).toEqual(kernelOptions);
           }
         },
       ),
@@ -118,17 +120,57 @@ group('the kernel call', () => {
     );
   });
 
-  test('binds the frame through the store when the store has no binder, and through the binder otherwise', () => {
-    const store = countingStore();
-    use(store);
+  test('binds the frame through the binder while the store has one, and through the store otherwise', () => {
+    // A syncStore whose own run is spied on: the binder path must never call it.
+    const sync = syncStore();
+    const run = sync.run;
+    let syncRuns = 0;
+    sync.run = (space, f, arg) => {
+      syncRuns++;
+      return run(space, f, arg);
+    };
+    use(sync);
     const { seen, verb } = recorder(1, true);
     const arena = new Arena(new ArrayBuffer(4096));
     verb(arena, f32([1]));
-    expect(store.runs).toBe(1);
-    use(syncStore());
+    expect(syncRuns).toBe(0);
+    const counting = countingStore();
+    use(counting);
     verb(arena, f32([1]));
-    expect(store.runs).toBe(1);
+    expect(counting.runs).toBe(1);
     expect(seen.map((s) => (s.ambient as Frame).parent)).toEqual([arena, arena]);
+  });
+
+  test('a kernel that calls its own verb again, on its frame, gets the right arguments and frames on every store', () => {
+    const stores: (() => AmbientStore)[] = [
+      syncStore,
+      () => lazyContextStore(() => new AsyncLocalStorage()),
+      countingStore,
+      () => contextStore(new AsyncLocalStorage()),
+    ];
+    for (const make of stores) {
+      use(make());
+      const trace: string[] = [];
+      const nested: (space: Space, x: F32, options: { depth: number }) => { y: F32 } = Allocating(
+        describe(
+          function nestedInto(o: { y: F32 }, x: F32, options: { depth: number; tmp: F32 }): void {
+            const frame = ambientspace() as Frame;
+            trace.push(`${options.depth}:${x.data[0]}:${frame.parent === outer ? 'arena' : 'frame'}`);
+            if (options.depth < 2) {
+              const inner = nested(frame, f32([(x.data[0] ?? 0) + 1]), { depth: options.depth + 1 });
+              o.y.data[0] = (inner.y.data[0] ?? 0) + 1;
+            } else o.y.data[0] = 0;
+            expect(ambientspace()).toBe(frame);
+          },
+          { outputs: (x: F32) => ({ y: Undef(x) }), scratch: (x: F32) => ({ tmp: Undef(x) }) },
+        ),
+      );
+      const outer = new Arena(new ArrayBuffer(4096));
+      const { y } = nested(outer, f32([10]), { depth: 0 });
+      expect(trace).toEqual(['0:10:arena', '1:11:frame', '2:12:frame']);
+      expect(Array.from(y.data)).toEqual([2]);
+      expect(outer.describe().openFrames).toBe(0);
+    }
   });
 
   test('an async kernel keeps its frame across await, even on a store made after it was described', async () => {
@@ -152,6 +194,25 @@ group('the kernel call', () => {
       expect(Array.from(y.data)).toEqual([3, 4]);
       expect(isFrame(after) && (after as Frame).parent).toBe(arena);
     }
+  });
+
+  test('on a store without async context, an async kernel is refused before it runs, and its call rolled back', () => {
+    use(syncStore());
+    let ran = 0;
+    const slow = Allocating(
+      describe(
+        async function slow(o: { y: F32 }, x: F32): Promise<void> {
+          ran++;
+          o.y.data.set(x.data);
+        },
+        { outputs: (x: F32) => ({ y: Undef(x) }) },
+      ),
+    );
+    const arena = new Arena(new ArrayBuffer(4096));
+    const { offset, watermark } = arena.describe();
+    expect(() => slow(arena, f32([1]))).toThrow(AsyncScopeUnsupportedError);
+    expect(ran).toBe(0);
+    expect(arena.describe()).toMatchObject({ offset, watermark, openFrames: 0 });
   });
 
   test('on a store without async context, a kernel that returns a promise is refused and its call rolled back', async () => {

@@ -18,12 +18,10 @@
 // Both end in `invokeKernel`, whose common arities are direct calls, unrolled by hand.
 
 import type { Frame } from '@pol/core';
-import { ambientBinder, bindAmbient } from '@pol/core/backend';
+import { ambientBinder, bindAmbient, isAsyncFunction } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 
 type AnyKernel = (...args: unknown[]) => unknown;
-
-const AsyncFunction = (async () => {}).constructor;
 
 export class KernelCall {
   /** Whether the kernel is an `async` function, known before it runs: then it is bound through the store, never the binder. */
@@ -38,7 +36,7 @@ export class KernelCall {
     // The parameters the kernel declares after its destinations, as JavaScript counts them.
     readonly declared: number,
   ) {
-    this.#async = kernel instanceof AsyncFunction;
+    this.#async = isAsyncFunction(kernel);
   }
 
   /**
@@ -61,7 +59,13 @@ export class KernelCall {
     this.#outs = outs;
     this.#args = args;
     this.#options = options;
-    return bindAmbient(frame, this.#async ? runPendingAsync : runPending, this);
+    try {
+      return bindAmbient(frame, this.#async ? runPendingAsync : runPending, this);
+    } finally {
+      // `run` took them already, unless the store refused before calling it (an async kernel on
+      // a store without async context): then they would keep this call's objects alive.
+      this.#release();
+    }
   }
 
   /** The pending call, made: what the store runs with the frame bound. */
@@ -69,10 +73,14 @@ export class KernelCall {
     const outs = this.#outs;
     const args = this.#args as CallArgs;
     const options = this.#options;
+    this.#release();
+    return invokeKernel(this.kernel, this.declared, outs, args, options);
+  }
+
+  #release(): void {
     this.#outs = undefined;
     this.#args = undefined;
     this.#options = undefined;
-    return invokeKernel(this.kernel, this.declared, outs, args, options);
   }
 }
 

@@ -12,7 +12,7 @@
 
 import type { Arena } from '@pol/arena';
 import { InvalidArgumentError } from '@pol/core';
-import { describeValue, isThenable, readOptions } from '@pol/core/backend';
+import { describeValue, isAsyncFunction, isThenable, readOptions } from '@pol/core/backend';
 import { assertAlive, assertDevice } from './device.js';
 import { CaptureFailedError } from './errors.js';
 import { type Graph, GraphImpl } from './graph.js';
@@ -53,7 +53,6 @@ export interface CaptureOptions {
   readonly label?: string;
 }
 
-const AsyncFunction = (async () => {}).constructor;
 const call = 'capture(device, step, options)';
 const optionKeys = ['arenas', 'label'] as const;
 
@@ -152,7 +151,7 @@ export function capture(device: GPUDevice, step: () => void, options?: CaptureOp
       `capture(device, step) needs a function step, got ${describeValue(step)}. Pass () => { ... }.`,
     );
   }
-  if (step instanceof AsyncFunction) {
+  if (isAsyncFunction(step)) {
     throw new InvalidArgumentError(
       'capture(device, step) needs a synchronous step, got an async function. Encoding and submitting are synchronous in WebGPU; ' +
         'what a step would await (mapAsync, onSubmittedWorkDone, pipeline creation) is not allowed under capture anyway.',

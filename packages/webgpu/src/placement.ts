@@ -23,7 +23,7 @@
 
 import type { Arena } from '@pol/arena';
 import { type ArrayOf, byteLength, type DType, InvalidArgumentError, type Space } from '@pol/core';
-import { describeValue, isThenable, readOptions } from '@pol/core/backend';
+import { describeValue, isAsyncFunction, isThenable, readOptions } from '@pol/core/backend';
 import { dynamicOffsets, type SetGroup } from './checked.js';
 import { colour, count } from './colouring.js';
 import { assertAlive, assertDevice, type DeviceState, deviceName } from './device.js';
@@ -268,7 +268,6 @@ class PlacementImpl implements Placement {
 }
 
 const optionKeys = ['label', 'alignment'] as const;
-const AsyncFunction = (async () => {}).constructor;
 
 /**
  * Plan where the carves of a step go so that no dispatch binds one buffer both read-only and
@@ -352,7 +351,7 @@ export function planPlacement(
       `${call} needs a function warmUp, got ${describeValue(warmUp)}. Pass (space) => { ...the step... }.`,
     );
   }
-  if (warmUp instanceof AsyncFunction) {
+  if (isAsyncFunction(warmUp)) {
     throw new InvalidArgumentError(
       `${call} needs a synchronous warm-up, got an async function: Pol watches the dispatches while it runs, and encoding is synchronous.`,
     );

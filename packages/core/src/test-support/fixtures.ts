@@ -3,7 +3,7 @@
 // package compiles with `types: []`, so no @types/node). Not part of the package (see
 // tsconfig.build.json and package.json `files`).
 
-import { type AmbientStore, contextStore } from '../ambient.js';
+import { type AmbientStore, ambientspace, contextStore } from '../ambient.js';
 import { type ArrayFamily, familyKey, type HostArray, type PolArray } from '../array.js';
 import { type DType, dtypeInfo } from '../dtype.js';
 import { elementCount } from '../shape.js';
@@ -34,6 +34,13 @@ export interface AllocCall {
 /** A host space that records every leaf allocation it performs. */
 export interface CountingSpace extends Space<'host'> {
   readonly calls: AllocCall[];
+}
+
+/** The ambient space, or undefined when none is bound (without throwing). */
+export function boundSpace(): Space | undefined {
+  const sentinel = countingSpace();
+  const space = ambientspace(sentinel);
+  return space === sentinel ? undefined : space;
 }
 
 /** A host space that records every leaf `alloc(dtype, dims)` it receives, built with `spaceKey`. */
