@@ -19,6 +19,7 @@ import {
 import { describeValue, openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
 import { CacheEntry, CarveCache, emptyFirstLevel } from './carve-cache.js';
 import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
+import { Clock, earlier } from './clock.js';
 import { InvalidSlabError } from './errors.js';
 import { FrameImpl, frameOps } from './frame.js';
 import { type KnownCarve, knownCarveOf } from './host.js';
@@ -155,8 +156,9 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // Invariant: bumps exactly at reset; marks and savepoints of other epochs are stale.
   #epoch = 0;
   // A logical clock that ticks at every mark, frame open, savepoint and releasing retract, ordering
-  // them against each other and against carves (a carve records the clock without ticking it).
-  #clock = 0;
+  // them against each other and against carves (a carve records the clock without ticking it). Its
+  // readings are pairs of small integers, (era, tick): see clock.ts.
+  readonly #clock = new Clock();
   // Invariant: the innermost open frame, or undefined; open frames form a chain through `outer`,
   // and their starts and clocks increase from the outermost to #top.
   #top: FrameImpl<K> | undefined = undefined;
@@ -332,7 +334,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     let array: PolArray;
     if (cache === undefined) {
       // Checked mode: a fresh array every time, with a life.
-      const life = new CarveLife(dtype, shared, start, size.bytes, this.#clock);
+      const life = new CarveLife(dtype, shared, start, size.bytes, this.#clock.era, this.#clock.now);
       array = (
         storage.carveChecked === undefined
           ? storage.carve(this.slab, start, dtype, shared)
@@ -363,14 +365,16 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
 
   mark(): Mark {
     this.#cache?.disarm();
-    return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, ++this.#clock);
+    const clock = this.#clock;
+    clock.tick();
+    return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, clock.era, clock.now);
   }
 
   retract(mark: Mark): void {
     const reason = this.#markRefusal(mark);
     if (reason !== undefined) throw this.#badMark(reason, mark);
     const m = mark as unknown as MarkImpl;
-    this.#release(m.offset, m.clock, 'retract');
+    this.#release(m.offset, m.clockEra, m.clock, 'retract');
     this.#notify('retract');
   }
 
@@ -380,8 +384,9 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     if (m.arena !== (this as Arena<Kind>)) return 'foreign';
     if (m.epoch !== this.#epoch) return 'older epoch';
     if (m.offset > this.#offset) return 'above offset';
-    if (this.#releases.wentBelow(m.offset, m.clock)) return 'released';
-    if (this.#top !== undefined && m.clock < this.#top.clock) return 'frame order';
+    if (this.#releases.wentBelow(m.offset, m.clockEra, m.clock)) return 'released';
+    const top = this.#top;
+    if (top !== undefined && earlier(m.clockEra, m.clock, top.clockEra, top.clock)) return 'frame order';
     return undefined;
   }
 
@@ -389,19 +394,24 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     if (this.#top !== undefined) throw resetOrder(String(this), this.#depth);
     const from = this.#offset;
     this.#cache?.disarm();
-    this.#lives?.kill(0, from, Number.NEGATIVE_INFINITY, 'reset', this.#epoch);
+    this.#lives?.kill(0, from, -1, 0, 'reset', this.#epoch); // era −1: before every reading
     this.#epoch++;
     this.#releases.clear();
     this.#offset = 0;
     this.#notify('reset');
   }
 
-  // Move the offset back to `target`, releasing every carve made since `clock`. Validated already.
-  #release(target: number, clock: number, cause: DeathCause): void {
+  // Move the offset back to `target`, releasing every carve made since the reading (era, tick).
+  // Validated already.
+  #release(target: number, era: number, tick: number, cause: DeathCause): void {
     const from = this.#offset;
     this.#cache?.disarm();
-    if (target < from) this.#releases.record(target, ++this.#clock);
-    this.#lives?.kill(target, from, clock, cause, this.#epoch);
+    if (target < from) {
+      const clock = this.#clock;
+      clock.tick();
+      this.#releases.record(target, clock.era, clock.now);
+    }
+    this.#lives?.kill(target, from, era, tick, cause, this.#epoch);
     this.#offset = target;
   }
 
@@ -454,13 +464,14 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #openFrame(parent: Space<K>): FrameImpl<K> {
     this.#cache?.disarm();
     const depth = this.#depth;
-    const clock = ++this.#clock;
+    const clock = this.#clock;
+    clock.tick();
     // The frame object last used at this depth is closed (frames close innermost first): reuse it.
     // Checked mode never reuses a frame, so a kept frame stays closed for good.
     let frame = this.checked ? undefined : this.#frames[depth];
-    if (frame !== undefined) frame.reopen(parent, this.#offset, clock, this.#top);
+    if (frame !== undefined) frame.reopen(parent, this.#offset, clock.era, clock.now, this.#top);
     else {
-      frame = new FrameImpl(this, parent, this.#offset, clock, this.#top);
+      frame = new FrameImpl(this, parent, this.#offset, clock.era, clock.now, this.#top);
       if (!this.checked) this.#frames[depth] = frame;
     }
     this.#top = frame;
@@ -476,8 +487,13 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     record.offset = this.#offset;
     record.watermark = this.#watermark;
     record.epoch = this.#epoch;
-    record.clock = ++this.#clock;
-    record.frameClock = this.#top === undefined ? 0 : this.#top.clock;
+    const clock = this.#clock;
+    clock.tick();
+    record.clockEra = clock.era;
+    record.clock = clock.now;
+    const top = this.#top;
+    record.frameClockEra = top === undefined ? -1 : top.clockEra; // era −1: no frame open
+    record.frameClock = top === undefined ? 0 : top.clock;
     record.undoFrom = cache === undefined ? 0 : cache.arm();
     record.era = cache === undefined ? 0 : cache.era;
     return record.token;
@@ -485,19 +501,21 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
 
   [rollbackKey](token: unknown): void {
     const record = this.#savepoints.find(this.#depth, token);
+    const top = this.#top;
     if (
       record === undefined ||
       record.epoch !== this.#epoch ||
-      record.frameClock !== (this.#top === undefined ? 0 : this.#top.clock) ||
+      record.frameClockEra !== (top === undefined ? -1 : top.clockEra) ||
+      record.frameClock !== (top === undefined ? 0 : top.clock) ||
       record.offset > this.#offset ||
       // Like a stale mark: a release below it since, and carves there, which it would not release.
-      this.#releases.wentBelow(record.offset, record.clock)
+      this.#releases.wentBelow(record.offset, record.clockEra, record.clock)
     ) {
       throw badRollback(this.#summary(this.#offset), token);
     }
     const moved = record.offset < this.#offset;
     this.#cache?.rollback(record.era, record.undoFrom); // before the release, which disarms the undo log
-    this.#release(record.offset, record.clock, 'rollback');
+    this.#release(record.offset, record.clockEra, record.clock, 'rollback');
     this.#watermark = record.watermark;
     // A rollback is an internal undo: listeners hear of it only when it released bytes.
     if (moved) this.#notify('retract');
@@ -580,7 +598,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       if (arena.#top !== frame) throw closeOrder(String(frame), String(arena.#top));
       arena.#top = frame.outer;
       arena.#depth--;
-      arena.#release(frame.start, frame.clock, 'frame');
+      arena.#release(frame.start, frame.clockEra, frame.clock, 'frame');
     };
     frameOps.notify = (arena: Arena<Kind>, kind: 'retract' | 'reset'): void => (arena as ArenaImpl<Kind>).#notify(kind);
   }

@@ -7,6 +7,7 @@
 
 import { type DType, dtypeInfo } from '@pol/core';
 import { shapeText } from '@pol/core/backend';
+import { earlier } from './clock.js';
 import { StaleArrayError } from './errors.js';
 import type { AnyStorage, ArrayLife } from './storage.js';
 
@@ -46,7 +47,10 @@ export class CarveLife implements ArrayLife {
     readonly dims: readonly number[],
     readonly start: number,
     readonly byteLength: number,
-    readonly clock: number, // the arena's clock when carved: a release to a mark with clock ≤ this kills it
+    // The arena's clock reading when carved, (clockEra, clock): a release to a mark that read the
+    // clock no later kills it.
+    readonly clockEra: number,
+    readonly clock: number,
   ) {}
 
   get alive(): boolean {
@@ -88,18 +92,19 @@ export class CheckedCarves {
     this.#live.push(life);
   }
 
-  /** Poison [target, from) and kill every carve made at or after `clock`. */
-  kill(target: number, from: number, clock: number, cause: DeathCause, epoch: number): void {
+  /** Poison [target, from) and kill every carve made at or after the clock reading (era, tick). */
+  kill(target: number, from: number, era: number, tick: number, cause: DeathCause, epoch: number): void {
     const live = this.#live;
     const storage = this.storage;
     const poison = storage.poison;
     if (poison !== undefined && from > target) poison.call(storage, this.slab as never, target, from - target);
     let n = live.length;
-    if (n === 0 || (live[n - 1]?.clock ?? Number.NEGATIVE_INFINITY) < clock) return;
+    const last = live[n - 1];
+    if (last === undefined || earlier(last.clockEra, last.clock, era, tick)) return;
     const death = new Death(cause, target, epoch, this.summary(target));
     for (; n > 0; n--) {
       const life = live[n - 1];
-      if (life === undefined || life.clock < clock) break;
+      if (life === undefined || earlier(life.clockEra, life.clock, era, tick)) break;
       life.die(death);
       if (poison !== undefined && life.byteLength > 0 && dtypeInfo(life.dtype).float) {
         poison.call(storage, this.slab as never, life.start, life.byteLength, life.dtype);

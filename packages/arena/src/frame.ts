@@ -51,6 +51,7 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
   #open = true;
   #parent: Space<K>;
   #start: number;
+  #clockEra: number;
   #clock: number;
   #outer: FrameImpl<K> | undefined;
 
@@ -58,20 +59,23 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
     readonly arena: Arena<K>,
     parent: Space<K>,
     start: number,
+    clockEra: number,
     clock: number,
     outer: FrameImpl<K> | undefined,
   ) {
     this[spaceKey] = arena[spaceKey];
     this.#parent = parent;
     this.#start = start;
+    this.#clockEra = clockEra;
     this.#clock = clock;
     this.#outer = outer;
   }
 
   /** Open this closed frame again as a new frame: what its arena does instead of making one. */
-  reopen(parent: Space<K>, start: number, clock: number, outer: FrameImpl<K> | undefined): this {
+  reopen(parent: Space<K>, start: number, clockEra: number, clock: number, outer: FrameImpl<K> | undefined): this {
     this.#parent = parent;
     this.#start = start;
+    this.#clockEra = clockEra;
     this.#clock = clock;
     this.#outer = outer;
     this.#open = true;
@@ -92,9 +96,16 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
     return this.#start;
   }
 
-  /** The arena's clock at open: carves made through this frame (or inside it) have a clock at least this. */
+  /**
+   * The arena's clock at open, (clockEra, clock): carves made through this frame (or inside it)
+   * read the clock at least this.
+   */
   get clock(): number {
     return this.#clock;
+  }
+
+  get clockEra(): number {
+    return this.#clockEra;
   }
 
   /** The frame that was innermost when this one opened. */

@@ -43,7 +43,9 @@ export class MarkImpl implements Mark {
     readonly arena: Arena<Kind>,
     readonly offset: number,
     readonly epoch: number,
-    readonly clock: number, // the arena's clock value this mark took; orders it against carves and releases
+    // The arena's clock reading this mark took, (clockEra, clock): orders it against carves and releases.
+    readonly clockEra: number,
+    readonly clock: number,
   ) {}
 
   toString(): string {
