@@ -155,9 +155,11 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #watermark = 0;
   // Invariant: bumps exactly at reset; marks and savepoints of other epochs are stale.
   #epoch = 0;
-  // A logical clock that ticks at every mark, frame open, savepoint and releasing retract, ordering
-  // them against each other and against carves (a carve records the clock without ticking it). Its
-  // readings are pairs of small integers, (era, tick): see clock.ts.
+  // A logical clock that ticks at every mark, frame open, savepoint and release that lowers the
+  // offset (a retract, a frame close, a rollback), ordering them against each other and against
+  // carves (a carve reads the clock without ticking it). Its readings are pairs of small integers,
+  // (clockEra, clockTick): see clock.ts. (Savepoint records also keep the carve cache's undo-log
+  // `era`, which is another thing.)
   readonly #clock = new Clock();
   // Invariant: the innermost open frame, or undefined; open frames form a chain through `outer`,
   // and their starts and clocks increase from the outermost to #top.
@@ -374,7 +376,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     const reason = this.#markRefusal(mark);
     if (reason !== undefined) throw this.#badMark(reason, mark);
     const m = mark as unknown as MarkImpl;
-    this.#release(m.offset, m.clockEra, m.clock, 'retract');
+    this.#release(m.offset, m.clockEra, m.clockTick, 'retract');
     this.#notify('retract');
   }
 
@@ -384,9 +386,9 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     if (m.arena !== (this as Arena<Kind>)) return 'foreign';
     if (m.epoch !== this.#epoch) return 'older epoch';
     if (m.offset > this.#offset) return 'above offset';
-    if (this.#releases.wentBelow(m.offset, m.clockEra, m.clock)) return 'released';
+    if (this.#releases.wentBelow(m.offset, m.clockEra, m.clockTick)) return 'released';
     const top = this.#top;
-    if (top !== undefined && earlier(m.clockEra, m.clock, top.clockEra, top.clock)) return 'frame order';
+    if (top !== undefined && earlier(m.clockEra, m.clockTick, top.clockEra, top.clockTick)) return 'frame order';
     return undefined;
   }
 
@@ -490,10 +492,10 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     const clock = this.#clock;
     clock.tick();
     record.clockEra = clock.era;
-    record.clock = clock.now;
+    record.clockTick = clock.now;
     const top = this.#top;
     record.frameClockEra = top === undefined ? -1 : top.clockEra; // era −1: no frame open
-    record.frameClock = top === undefined ? 0 : top.clock;
+    record.frameClockTick = top === undefined ? 0 : top.clockTick;
     record.undoFrom = cache === undefined ? 0 : cache.arm();
     record.era = cache === undefined ? 0 : cache.era;
     return record.token;
@@ -506,16 +508,16 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       record === undefined ||
       record.epoch !== this.#epoch ||
       record.frameClockEra !== (top === undefined ? -1 : top.clockEra) ||
-      record.frameClock !== (top === undefined ? 0 : top.clock) ||
+      record.frameClockTick !== (top === undefined ? 0 : top.clockTick) ||
       record.offset > this.#offset ||
       // Like a stale mark: a release below it since, and carves there, which it would not release.
-      this.#releases.wentBelow(record.offset, record.clockEra, record.clock)
+      this.#releases.wentBelow(record.offset, record.clockEra, record.clockTick)
     ) {
       throw badRollback(this.#summary(this.#offset), token);
     }
     const moved = record.offset < this.#offset;
     this.#cache?.rollback(record.era, record.undoFrom); // before the release, which disarms the undo log
-    this.#release(record.offset, record.clockEra, record.clock, 'rollback');
+    this.#release(record.offset, record.clockEra, record.clockTick, 'rollback');
     this.#watermark = record.watermark;
     // A rollback is an internal undo: listeners hear of it only when it released bytes.
     if (moved) this.#notify('retract');
@@ -598,7 +600,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       if (arena.#top !== frame) throw closeOrder(String(frame), String(arena.#top));
       arena.#top = frame.outer;
       arena.#depth--;
-      arena.#release(frame.start, frame.clockEra, frame.clock, 'frame');
+      arena.#release(frame.start, frame.clockEra, frame.clockTick, 'frame');
     };
     frameOps.notify = (arena: Arena<Kind>, kind: 'retract' | 'reset'): void => (arena as ArenaImpl<Kind>).#notify(kind);
   }

@@ -47,10 +47,10 @@ export class CarveLife implements ArrayLife {
     readonly dims: readonly number[],
     readonly start: number,
     readonly byteLength: number,
-    // The arena's clock reading when carved, (clockEra, clock): a release to a mark that read the
+    // The arena's clock reading when carved, (clockEra, clockTick): a release to a mark that read the
     // clock no later kills it.
     readonly clockEra: number,
-    readonly clock: number,
+    readonly clockTick: number,
   ) {}
 
   get alive(): boolean {
@@ -100,11 +100,11 @@ export class CheckedCarves {
     if (poison !== undefined && from > target) poison.call(storage, this.slab as never, target, from - target);
     let n = live.length;
     const last = live[n - 1];
-    if (last === undefined || earlier(last.clockEra, last.clock, era, tick)) return;
+    if (last === undefined || earlier(last.clockEra, last.clockTick, era, tick)) return;
     const death = new Death(cause, target, epoch, this.summary(target));
     for (; n > 0; n--) {
       const life = live[n - 1];
-      if (life === undefined || earlier(life.clockEra, life.clock, era, tick)) break;
+      if (life === undefined || earlier(life.clockEra, life.clockTick, era, tick)) break;
       life.die(death);
       if (poison !== undefined && life.byteLength > 0 && dtypeInfo(life.dtype).float) {
         poison.call(storage, this.slab as never, life.start, life.byteLength, life.dtype);

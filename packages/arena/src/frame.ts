@@ -52,7 +52,7 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
   #parent: Space<K>;
   #start: number;
   #clockEra: number;
-  #clock: number;
+  #clockTick: number;
   #outer: FrameImpl<K> | undefined;
 
   constructor(
@@ -60,23 +60,23 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
     parent: Space<K>,
     start: number,
     clockEra: number,
-    clock: number,
+    clockTick: number,
     outer: FrameImpl<K> | undefined,
   ) {
     this[spaceKey] = arena[spaceKey];
     this.#parent = parent;
     this.#start = start;
     this.#clockEra = clockEra;
-    this.#clock = clock;
+    this.#clockTick = clockTick;
     this.#outer = outer;
   }
 
   /** Open this closed frame again as a new frame: what its arena does instead of making one. */
-  reopen(parent: Space<K>, start: number, clockEra: number, clock: number, outer: FrameImpl<K> | undefined): this {
+  reopen(parent: Space<K>, start: number, clockEra: number, clockTick: number, outer: FrameImpl<K> | undefined): this {
     this.#parent = parent;
     this.#start = start;
     this.#clockEra = clockEra;
-    this.#clock = clock;
+    this.#clockTick = clockTick;
     this.#outer = outer;
     this.#open = true;
     return this;
@@ -97,11 +97,11 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
   }
 
   /**
-   * The arena's clock at open, (clockEra, clock): carves made through this frame (or inside it)
+   * The arena's clock at open, (clockEra, clockTick): carves made through this frame (or inside it)
    * read the clock at least this.
    */
-  get clock(): number {
-    return this.#clock;
+  get clockTick(): number {
+    return this.#clockTick;
   }
 
   get clockEra(): number {

@@ -43,9 +43,9 @@ export class MarkImpl implements Mark {
     readonly arena: Arena<Kind>,
     readonly offset: number,
     readonly epoch: number,
-    // The arena's clock reading this mark took, (clockEra, clock): orders it against carves and releases.
+    // The arena's clock reading this mark took, (clockEra, clockTick): orders it against carves and releases.
     readonly clockEra: number,
-    readonly clock: number,
+    readonly clockTick: number,
   ) {}
 
   toString(): string {

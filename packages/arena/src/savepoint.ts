@@ -34,13 +34,13 @@ export class SavepointRecord {
   offset = 0;
   watermark = 0;
   epoch = 0;
-  // The arena's clock reading when taken, (clockEra, clock): a rollback releases carves made at or
+  // The arena's clock reading when taken, (clockEra, clockTick): a rollback releases carves made at or
   // after it.
   clockEra = 0;
-  clock = 0;
+  clockTick = 0;
   // The clock reading of the innermost open frame when taken ((−1, 0): none).
   frameClockEra = -1;
-  frameClock = 0;
+  frameClockTick = 0;
   era = 0; // the carve cache's undo-log era when taken
   undoFrom = 0; // where this savepoint's part of the undo log starts
 }
