@@ -19,7 +19,7 @@ import {
 import { describeValue, openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
 import { CacheEntry, CarveCache, emptyFirstLevel } from './carve-cache.js';
 import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
-import { Clock, earlier } from './clock.js';
+import { ClockGeneration, carryForward, clockLimit, renumber } from './clock.js';
 import { InvalidSlabError } from './errors.js';
 import { FrameImpl, frameOps } from './frame.js';
 import { type KnownCarve, knownCarveOf } from './host.js';
@@ -156,11 +156,12 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // Invariant: bumps exactly at reset; marks and savepoints of other epochs are stale.
   #epoch = 0;
   // A logical clock that ticks at every mark, frame open, savepoint and release that lowers the
-  // offset (a retract, a frame close, a rollback), ordering them against each other and against
-  // carves (a carve reads the clock without ticking it). Its readings are pairs of small integers,
-  // (clockEra, clockTick): see clock.ts. (Savepoint records also keep the carve cache's undo-log
-  // `era`, which is another thing.)
-  readonly #clock = new Clock();
+  // offset, ordering them against each other and against carves (a carve reads the clock without
+  // ticking it). Invariant: 0 ≤ #clock < 2^30 (a small integer: see clock.ts); #tick renumbers
+  // every reading the arena holds when it reaches #clockLimit. #generation is the numbering in use.
+  #clock = 0;
+  readonly #clockLimit = clockLimit();
+  #generation = new ClockGeneration();
   // Invariant: the innermost open frame, or undefined; open frames form a chain through `outer`,
   // and their starts and clocks increase from the outermost to #top.
   #top: FrameImpl<K> | undefined = undefined;
@@ -336,7 +337,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     let array: PolArray;
     if (cache === undefined) {
       // Checked mode: a fresh array every time, with a life.
-      const life = new CarveLife(dtype, shared, start, size.bytes, this.#clock.era, this.#clock.now);
+      const life = new CarveLife(dtype, shared, start, size.bytes, this.#clock);
       array = (
         storage.carveChecked === undefined
           ? storage.carve(this.slab, start, dtype, shared)
@@ -365,18 +366,60 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
 
   // --- marks and releases ----------------------------------------------------------------------
 
+  // The clock's next reading. A compare here; the renumbering, once every 2^30 ticks, apart.
+  #tick(): number {
+    const next = this.#clock + 1;
+    if (next < this.#clockLimit) {
+      this.#clock = next;
+      return next;
+    }
+    return this.#renumber();
+  }
+
+  // Renumber every clock reading the arena holds into 2, 4, 6, … in the same order, start a new
+  // generation (leaving in the old one what became of each reading, for marks: see clock.ts), and
+  // return the first reading past them all.
+  #renumber(): number {
+    // The frames: those kept for reuse (unchecked mode) and the open ones, each once.
+    const frames = new Set<FrameImpl<K>>();
+    for (const f of this.#frames) if (f !== undefined) frames.add(f);
+    for (let f = this.#top; f !== undefined; f = f.outer) frames.add(f);
+    const readings: number[] = [];
+    for (const f of frames) readings.push(f.clock);
+    this.#savepoints.forEach((r) => {
+      readings.push(r.clock, r.frameClock);
+    });
+    this.#releases.readings(readings);
+    this.#lives?.readings(readings);
+    const held = [...new Set(readings)].filter((r) => r !== 0).sort((a, b) => a - b);
+    const to = (reading: number): number => renumber(held, reading);
+    for (const f of frames) f.renumber(to);
+    this.#savepoints.forEach((r) => {
+      r.clock = to(r.clock);
+      r.frameClock = to(r.frameClock);
+    });
+    this.#releases.renumber(to);
+    this.#lives?.renumber(to);
+    const old = this.#generation;
+    const next = new ClockGeneration();
+    old.held = held;
+    old.next = next;
+    this.#generation = next;
+    this.#clock = 2 * held.length + 2;
+    return this.#clock;
+  }
+
   mark(): Mark {
     this.#cache?.disarm();
-    const clock = this.#clock;
-    clock.tick();
-    return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, clock.era, clock.now);
+    const clock = this.#tick();
+    return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, clock, this.#generation);
   }
 
   retract(mark: Mark): void {
     const reason = this.#markRefusal(mark);
     if (reason !== undefined) throw this.#badMark(reason, mark);
     const m = mark as unknown as MarkImpl;
-    this.#release(m.offset, m.clockEra, m.clockTick, 'retract');
+    this.#release(m.offset, m.clock, 'retract');
     this.#notify('retract');
   }
 
@@ -386,9 +429,13 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     if (m.arena !== (this as Arena<Kind>)) return 'foreign';
     if (m.epoch !== this.#epoch) return 'older epoch';
     if (m.offset > this.#offset) return 'above offset';
-    if (this.#releases.wentBelow(m.offset, m.clockEra, m.clockTick)) return 'released';
-    const top = this.#top;
-    if (top !== undefined && earlier(m.clockEra, m.clockTick, top.clockEra, top.clockTick)) return 'frame order';
+    if (m.generation !== this.#generation) {
+      // The clock was renumbered since the mark: carry its reading into today's numbering.
+      m.clock = carryForward(m.clock, m.generation, this.#generation);
+      m.generation = this.#generation;
+    }
+    if (this.#releases.wentBelow(m.offset, m.clock)) return 'released';
+    if (this.#top !== undefined && m.clock < this.#top.clock) return 'frame order';
     return undefined;
   }
 
@@ -396,24 +443,26 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     if (this.#top !== undefined) throw resetOrder(String(this), this.#depth);
     const from = this.#offset;
     this.#cache?.disarm();
-    this.#lives?.kill(0, from, -1, 0, 'reset', this.#epoch); // era −1: before every reading
+    this.#lives?.kill(0, from, Number.NEGATIVE_INFINITY, 'reset', this.#epoch);
     this.#epoch++;
     this.#releases.clear();
     this.#offset = 0;
     this.#notify('reset');
   }
 
-  // Move the offset back to `target`, releasing every carve made since the reading (era, tick).
-  // Validated already.
-  #release(target: number, era: number, tick: number, cause: DeathCause): void {
+  // Move the offset back to `target`, releasing every carve made since `clock`. Validated already.
+  #release(target: number, clock: number, cause: DeathCause): void {
     const from = this.#offset;
     this.#cache?.disarm();
+    let since = clock;
     if (target < from) {
-      const clock = this.#clock;
-      clock.tick();
-      this.#releases.record(target, clock.era, clock.now);
+      const generation = this.#generation;
+      const tick = this.#tick();
+      // The tick renumbered the clock: `clock`, read before it, in the new numbering.
+      if (this.#generation !== generation) since = carryForward(clock, generation, this.#generation);
+      this.#releases.record(target, tick);
     }
-    this.#lives?.kill(target, from, era, tick, cause, this.#epoch);
+    this.#lives?.kill(target, from, since, cause, this.#epoch);
     this.#offset = target;
   }
 
@@ -466,14 +515,13 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #openFrame(parent: Space<K>): FrameImpl<K> {
     this.#cache?.disarm();
     const depth = this.#depth;
-    const clock = this.#clock;
-    clock.tick();
+    const clock = this.#tick();
     // The frame object last used at this depth is closed (frames close innermost first): reuse it.
     // Checked mode never reuses a frame, so a kept frame stays closed for good.
     let frame = this.checked ? undefined : this.#frames[depth];
-    if (frame !== undefined) frame.reopen(parent, this.#offset, clock.era, clock.now, this.#top);
+    if (frame !== undefined) frame.reopen(parent, this.#offset, clock, this.#top);
     else {
-      frame = new FrameImpl(this, parent, this.#offset, clock.era, clock.now, this.#top);
+      frame = new FrameImpl(this, parent, this.#offset, clock, this.#top);
       if (!this.checked) this.#frames[depth] = frame;
     }
     this.#top = frame;
@@ -489,13 +537,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     record.offset = this.#offset;
     record.watermark = this.#watermark;
     record.epoch = this.#epoch;
-    const clock = this.#clock;
-    clock.tick();
-    record.clockEra = clock.era;
-    record.clockTick = clock.now;
-    const top = this.#top;
-    record.frameClockEra = top === undefined ? -1 : top.clockEra; // era −1: no frame open
-    record.frameClockTick = top === undefined ? 0 : top.clockTick;
+    record.clock = this.#tick();
+    record.frameClock = this.#top === undefined ? 0 : this.#top.clock;
     record.undoFrom = cache === undefined ? 0 : cache.arm();
     record.era = cache === undefined ? 0 : cache.era;
     return record.token;
@@ -503,21 +546,19 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
 
   [rollbackKey](token: unknown): void {
     const record = this.#savepoints.find(this.#depth, token);
-    const top = this.#top;
     if (
       record === undefined ||
       record.epoch !== this.#epoch ||
-      record.frameClockEra !== (top === undefined ? -1 : top.clockEra) ||
-      record.frameClockTick !== (top === undefined ? 0 : top.clockTick) ||
+      record.frameClock !== (this.#top === undefined ? 0 : this.#top.clock) ||
       record.offset > this.#offset ||
       // Like a stale mark: a release below it since, and carves there, which it would not release.
-      this.#releases.wentBelow(record.offset, record.clockEra, record.clockTick)
+      this.#releases.wentBelow(record.offset, record.clock)
     ) {
       throw badRollback(this.#summary(this.#offset), token);
     }
     const moved = record.offset < this.#offset;
     this.#cache?.rollback(record.era, record.undoFrom); // before the release, which disarms the undo log
-    this.#release(record.offset, record.clockEra, record.clockTick, 'rollback');
+    this.#release(record.offset, record.clock, 'rollback');
     this.#watermark = record.watermark;
     // A rollback is an internal undo: listeners hear of it only when it released bytes.
     if (moved) this.#notify('retract');
@@ -600,7 +641,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       if (arena.#top !== frame) throw closeOrder(String(frame), String(arena.#top));
       arena.#top = frame.outer;
       arena.#depth--;
-      arena.#release(frame.start, frame.clockEra, frame.clockTick, 'frame');
+      arena.#release(frame.start, frame.clock, 'frame');
     };
     frameOps.notify = (arena: Arena<Kind>, kind: 'retract' | 'reset'): void => (arena as ArenaImpl<Kind>).#notify(kind);
   }

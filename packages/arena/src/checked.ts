@@ -7,7 +7,6 @@
 
 import { type DType, dtypeInfo } from '@pol/core';
 import { shapeText } from '@pol/core/backend';
-import { earlier } from './clock.js';
 import { StaleArrayError } from './errors.js';
 import type { AnyStorage, ArrayLife } from './storage.js';
 
@@ -47,10 +46,7 @@ export class CarveLife implements ArrayLife {
     readonly dims: readonly number[],
     readonly start: number,
     readonly byteLength: number,
-    // The arena's clock reading when carved, (clockEra, clockTick): a release to a mark that read the
-    // clock no later kills it.
-    readonly clockEra: number,
-    readonly clockTick: number,
+    public clock: number, // the arena's clock when carved: a release to a mark with clock ≤ this kills it (renumbered with the clock)
   ) {}
 
   get alive(): boolean {
@@ -92,19 +88,28 @@ export class CheckedCarves {
     this.#live.push(life);
   }
 
-  /** Poison [target, from) and kill every carve made at or after the clock reading (era, tick). */
-  kill(target: number, from: number, era: number, tick: number, cause: DeathCause, epoch: number): void {
+  /** Push the clock reading of every live carve onto `into` (for the clock's renumbering). */
+  readings(into: number[]): void {
+    for (const life of this.#live) into.push(life.clock);
+  }
+
+  /** Take the clock's new numbering, which keeps the order (`to` maps each reading to its new value). */
+  renumber(to: (reading: number) => number): void {
+    for (const life of this.#live) life.clock = to(life.clock);
+  }
+
+  /** Poison [target, from) and kill every carve made at or after `clock`. */
+  kill(target: number, from: number, clock: number, cause: DeathCause, epoch: number): void {
     const live = this.#live;
     const storage = this.storage;
     const poison = storage.poison;
     if (poison !== undefined && from > target) poison.call(storage, this.slab as never, target, from - target);
     let n = live.length;
-    const last = live[n - 1];
-    if (last === undefined || earlier(last.clockEra, last.clockTick, era, tick)) return;
+    if (n === 0 || (live[n - 1]?.clock ?? Number.NEGATIVE_INFINITY) < clock) return;
     const death = new Death(cause, target, epoch, this.summary(target));
     for (; n > 0; n--) {
       const life = live[n - 1];
-      if (life === undefined || earlier(life.clockEra, life.clockTick, era, tick)) break;
+      if (life === undefined || life.clock < clock) break;
       life.die(death);
       if (poison !== undefined && life.byteLength > 0 && dtypeInfo(life.dtype).float) {
         poison.call(storage, this.slab as never, life.start, life.byteLength, life.dtype);

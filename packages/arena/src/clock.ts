@@ -1,48 +1,80 @@
-// Internal: an arena's logical clock. It orders marks, frame opens, savepoints, releases and
-// carves (a carve reads the clock without ticking it). A reading is two small integers: the tick,
-// which counts up to the period and then starts again from 0, and the era, which counts the times
-// it did. Readings compare era first, then tick (`earlier`), so the order is exact however long a
-// program runs.
+// Internal: how an arena's logical clock stays a small integer however long a program runs.
 //
-// Why two numbers: one count passes 2^31 after about 2 billion ticks (a few ticks per verb call:
-// minutes of a busy loop), and V8 holds a number past that as a heap number, 16 B each time it is
-// passed to a call V8 did not inline. A steady loop would then allocate again. A tick below the
-// period and an era below 2^30 stay small integers, which V8 never boxes.
+// The clock orders marks, frame opens, savepoints, releases and (checked) carves; its readings are
+// only ever compared with each other. One count would pass 2^31 after about 2 billion ticks (three
+// or four per verb call: a minute of a busy verb loop), and V8 would then hold it as a heap
+// number, 16 B each time it crossed a call that V8 did not inline: a steady loop would allocate
+// again. So when the clock reaches its limit, the arena renumbers every reading it holds (open
+// frames, savepoint records, the release log, checked lives) into small even numbers, in the same
+// order, and goes on from just past them. The hot path is a compare against the limit, and the
+// renumbering is a cold path taken once every 2^30 ticks.
+//
+// Marks are held by their users, out of the arena's reach, so a mark keeps the generation of the
+// clock it read; each renumbering leaves in the old generation the table of what became of every
+// reading, and a link to the next generation. A mark from an older generation is carried forward
+// through those tables when it is next used (`carryForward`). A mark's reading is never one the
+// arena held (every tick is a new reading), so it lands between two renumbered readings, on the
+// odd number between their even ones, in the same order against every reading the arena holds. An
+// old generation lives only as long as some mark still refers to it.
 
-let period = 2 ** 30;
+let limit = 2 ** 30;
 
-/** Whether reading (eraA, tickA) is earlier than reading (eraB, tickB). */
-export function earlier(eraA: number, tickA: number, eraB: number, tickB: number): boolean {
-  return eraA < eraB || (eraA === eraB && tickA < tickB);
-}
-
-/** The clock of one arena: `tick()` advances it, and `era` and `now` read it. */
-export class Clock {
-  static get name(): string {
-    return 'Clock';
-  }
-
-  // Invariant: 0 ≤ now < the period; (era, now) only ever increases.
-  era = 0;
-  now = 0;
-
-  /** Advance the clock by one tick. */
-  tick(): void {
-    const next = this.now + 1;
-    if (next < period) this.now = next;
-    else {
-      this.now = 0;
-      this.era++;
-    }
-  }
+/** The clock limit arenas made from now on get: 2^30, or what a test set (`setClockLimit`). */
+export function clockLimit(): number {
+  return limit;
 }
 
 /**
- * For tests: make every clock's period `ticks` (so that a test can cross many eras), returning the
- * period before. Never called by the package.
+ * For tests: make arenas made from now on renumber their clock once it passes `ticks` (as low as
+ * 1: then nearly every tick renumbers), returning the limit before. Never called by the package.
  */
-export function setClockPeriod(ticks: number): number {
-  const before = period;
-  period = ticks;
+export function setClockLimit(ticks: number): number {
+  const before = limit;
+  limit = ticks;
   return before;
+}
+
+/** One numbering of an arena's clock readings; once renumbered, the readings it held then. */
+export class ClockGeneration {
+  static get name(): string {
+    return 'ClockGeneration';
+  }
+
+  // Set when the arena renumbers: the readings it held then, ascending and unique (never 0, which
+  // stays "none"); the i-th became 2(i + 1) in the next generation, so odd numbers lie between.
+  held: readonly number[] = [];
+  next: ClockGeneration | undefined = undefined;
+}
+
+/** How many of `held` (ascending) are below `reading`. */
+function below(held: readonly number[], reading: number): number {
+  let lo = 0;
+  let hi = held.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((held[mid] as number) < reading) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** The new value of `reading`, one of `held` or 0 ("none"), when the arena renumbers them. */
+export function renumber(held: readonly number[], reading: number): number {
+  return reading === 0 ? 0 : 2 * (below(held, reading) + 1);
+}
+
+/**
+ * `reading`, taken in generation `from`, in generation `to`'s numbering, generation after
+ * generation: a reading the arena held becomes its new even value; any other (a mark's, held by
+ * its user) lands on the odd number just after the last held reading that was earlier (1 when
+ * there was none). Either way it keeps its order against every reading the arena holds.
+ */
+export function carryForward(reading: number, from: ClockGeneration, to: ClockGeneration): number {
+  let r = reading;
+  for (let g: ClockGeneration | undefined = from; g !== undefined && g !== to; g = g.next) {
+    if (r === 0) return 0;
+    const n = below(g.held, r);
+    r = g.held[n] === r ? 2 * (n + 1) : 2 * n + 1;
+  }
+  return r;
 }

@@ -51,32 +51,28 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
   #open = true;
   #parent: Space<K>;
   #start: number;
-  #clockEra: number;
-  #clockTick: number;
+  #clock: number;
   #outer: FrameImpl<K> | undefined;
 
   constructor(
     readonly arena: Arena<K>,
     parent: Space<K>,
     start: number,
-    clockEra: number,
-    clockTick: number,
+    clock: number,
     outer: FrameImpl<K> | undefined,
   ) {
     this[spaceKey] = arena[spaceKey];
     this.#parent = parent;
     this.#start = start;
-    this.#clockEra = clockEra;
-    this.#clockTick = clockTick;
+    this.#clock = clock;
     this.#outer = outer;
   }
 
   /** Open this closed frame again as a new frame: what its arena does instead of making one. */
-  reopen(parent: Space<K>, start: number, clockEra: number, clockTick: number, outer: FrameImpl<K> | undefined): this {
+  reopen(parent: Space<K>, start: number, clock: number, outer: FrameImpl<K> | undefined): this {
     this.#parent = parent;
     this.#start = start;
-    this.#clockEra = clockEra;
-    this.#clockTick = clockTick;
+    this.#clock = clock;
     this.#outer = outer;
     this.#open = true;
     return this;
@@ -96,16 +92,14 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
     return this.#start;
   }
 
-  /**
-   * The arena's clock at open, (clockEra, clockTick): carves made through this frame (or inside it)
-   * read the clock at least this.
-   */
-  get clockTick(): number {
-    return this.#clockTick;
+  /** Take the clock's new numbering (`to` maps each reading the arena held to its new value). */
+  renumber(to: (reading: number) => number): void {
+    this.#clock = to(this.#clock);
   }
 
-  get clockEra(): number {
-    return this.#clockEra;
+  /** The arena's clock at open: carves made through this frame (or inside it) have a clock at least this. */
+  get clock(): number {
+    return this.#clock;
   }
 
   /** The frame that was innermost when this one opened. */

@@ -6,6 +6,7 @@
 
 import type { Kind } from '@pol/core';
 import type { Arena } from './arena.js';
+import type { ClockGeneration } from './clock.js';
 
 declare const markBrand: unique symbol;
 
@@ -43,9 +44,11 @@ export class MarkImpl implements Mark {
     readonly arena: Arena<Kind>,
     readonly offset: number,
     readonly epoch: number,
-    // The arena's clock reading this mark took, (clockEra, clockTick): orders it against carves and releases.
-    readonly clockEra: number,
-    readonly clockTick: number,
+    // The arena's clock reading this mark took, in the clock's numbering `generation`: it orders the
+    // mark against carves and releases. The arena carries both forward when it has renumbered its
+    // clock since (see clock.ts).
+    public clock: number,
+    public generation: ClockGeneration,
   ) {}
 
   toString(): string {

@@ -34,13 +34,8 @@ export class SavepointRecord {
   offset = 0;
   watermark = 0;
   epoch = 0;
-  // The arena's clock reading when taken, (clockEra, clockTick): a rollback releases carves made at or
-  // after it.
-  clockEra = 0;
-  clockTick = 0;
-  // The clock reading of the innermost open frame when taken ((−1, 0): none).
-  frameClockEra = -1;
-  frameClockTick = 0;
+  clock = 0; // the arena's clock when taken: a rollback releases carves made at or after it
+  frameClock = 0; // the clock of the innermost open frame when taken (0: none)
   era = 0; // the carve cache's undo-log era when taken
   undoFrom = 0; // where this savepoint's part of the undo log starts
 }
@@ -75,6 +70,11 @@ export class Savepoints {
     issued = nextSequence(issued);
     record.token = issued * SAVEPOINT_RING + slot;
     return record;
+  }
+
+  /** Call `f` with every record, once each (for the clock's renumbering). */
+  forEach(f: (record: SavepointRecord) => void): void {
+    for (const ring of this.#rings) for (const record of ring) f(record);
   }
 
   /** The record `token` names at frame depth `depth`, if it still holds that savepoint. */
