@@ -19,7 +19,7 @@ import {
 import { describeValue, openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
 import { CacheEntry, CarveCache, emptyFirstLevel } from './carve-cache.js';
 import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
-import { ClockGeneration, carryForward, clockLimit, renumber } from './clock.js';
+import { ClockGeneration, carryForward, clockLimit, renumber, retire, skipRetired } from './clock.js';
 import { InvalidSlabError } from './errors.js';
 import { FrameImpl, frameOps } from './frame.js';
 import { type KnownCarve, knownCarveOf } from './host.js';
@@ -158,10 +158,14 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // A logical clock that ticks at every mark, frame open, savepoint and release that lowers the
   // offset, ordering them against each other and against carves (a carve reads the clock without
   // ticking it). Invariant: 0 ≤ #clock < 2^30 (a small integer: see clock.ts); #tick renumbers
-  // every reading the arena holds when it reaches #clockLimit. #generation is the numbering in use.
+  // every reading the arena holds when it passes #clockLast. #generation is the numbering in use.
   #clock = 0;
-  readonly #clockLimit = clockLimit();
+  // The last reading before a renumbering: 2^30 − 1, a small integer even where they have 31 bits
+  // (see #maskUpTo).
+  readonly #clockLast = clockLimit() - 1;
   #generation = new ClockGeneration();
+  // The numberings this arena retired that some mark may still refer to, weakly.
+  readonly #retired: WeakRef<ClockGeneration>[] = [];
   // Invariant: the innermost open frame, or undefined; open frames form a chain through `outer`,
   // and their starts and clocks increase from the outermost to #top.
   #top: FrameImpl<K> | undefined = undefined;
@@ -369,7 +373,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // The clock's next reading. A compare here; the renumbering, once every 2^30 ticks, apart.
   #tick(): number {
     const next = this.#clock + 1;
-    if (next < this.#clockLimit) {
+    if (next <= this.#clockLast) {
       this.#clock = next;
       return next;
     }
@@ -402,8 +406,19 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.#lives?.renumber(to);
     const old = this.#generation;
     const next = new ClockGeneration();
-    old.held = held;
-    old.next = next;
+    retire(old, held, next);
+    // Every retired numbering a mark still refers to goes straight to the new one, so that a kept
+    // mark holds its own numbering and no chain (the others are collected with their marks).
+    const retired = this.#retired;
+    let kept = 0;
+    for (const ref of retired) {
+      const g = ref.deref();
+      if (g === undefined) continue;
+      skipRetired(g);
+      retired[kept++] = ref;
+    }
+    retired.length = kept;
+    retired.push(new WeakRef(old));
     this.#generation = next;
     this.#clock = 2 * held.length + 2;
     return this.#clock;

@@ -1,6 +1,10 @@
+import { scratchspace } from '@pol/core';
+import { rollbackKey, savepointKey } from '@pol/core/backend';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { ClockGeneration, carryForward, clockLimit, renumber, setClockLimit } from './clock.js';
+import { ClockGeneration, carryForward, clockLimit, renumber, retire, setClockLimit, skipRetired } from './clock.js';
+import { Arena, mark, retract } from './index.js';
+import type { MarkImpl } from './mark.js';
 
 describe('the clock renumbering', () => {
   test('the limit is 2^30 unless a test sets another', () => {
@@ -17,8 +21,7 @@ describe('the clock renumbering', () => {
     expect(renumber(held, 0)).toBe(0);
     const g0 = new ClockGeneration();
     const g1 = new ClockGeneration();
-    g0.held = held;
-    g0.next = g1;
+    retire(g0, held, g1);
     expect(held.map((r) => carryForward(r, g0, g1))).toEqual([2, 4, 6, 8]);
     expect([1, 4, 2 ** 29 + 5].map((r) => carryForward(r, g0, g1))).toEqual([1, 3, 9]);
     expect(carryForward(0, g0, g1)).toBe(0);
@@ -45,8 +48,9 @@ describe('the clock renumbering', () => {
           let tracked = held0.map((r) => ({ r, before: mark < r }));
           for (const extra of later) {
             const next = new ClockGeneration();
-            g.held = held;
-            g.next = next;
+            retire(g, held, next);
+            // As the arena does: the first numbering goes straight to the newest.
+            if (g !== g0) skipRetired(g0);
             const renumbered = held.map((r) => renumber(held, r));
             tracked = tracked.map((t) => ({ r: renumber(held, t.r), before: t.before }));
             const top = 2 * held.length + 2;
@@ -63,5 +67,42 @@ describe('the clock renumbering', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe("an arena's clock", () => {
+  test('renumbers at its limit: readings stay small, and marks kept across thousands of renumberings keep their order and hold one retired numbering each', () => {
+    const before = setClockLimit(64);
+    try {
+      const arena = new Arena(new ArrayBuffer(4096));
+      const kept = mark(arena) as unknown as MarkImpl;
+      arena.alloc('float32', [4]);
+      const inner = mark(arena) as unknown as MarkImpl;
+      for (let i = 0; i < 10_000; i++) {
+        scratchspace(arena, (frame) => frame.alloc('float32', [2]));
+        const token = arena[savepointKey]();
+        arena.alloc('float32', [1]);
+        arena[rollbackKey](token);
+      }
+      const fresh = mark(arena) as unknown as MarkImpl;
+      expect(fresh.clock).toBeLessThan(64);
+      expect(kept.generation).not.toBe(fresh.generation);
+      // Neither kept mark holds a chain: each retired numbering points straight at the newest.
+      expect(kept.generation.next).toBe(fresh.generation);
+      expect(inner.generation.next).toBe(fresh.generation);
+      // Inside a frame opened after them, both are refused for frame order; outside, both are good.
+      scratchspace(arena, () => {
+        expect(() => retract(arena, inner)).toThrow(/frame/);
+        expect(() => retract(arena, kept)).toThrow(/frame/);
+      });
+      retract(arena, inner);
+      expect(arena.offset).toBe(16);
+      retract(arena, kept);
+      expect(arena.offset).toBe(0);
+      // A release went below the inner mark: it is stale now.
+      expect(() => retract(arena, inner)).toThrow(/stale|released/i);
+    } finally {
+      setClockLimit(before);
+    }
   });
 });

@@ -4,18 +4,20 @@
 // only ever compared with each other. One count would pass 2^31 after about 2 billion ticks (three
 // or four per verb call: a minute of a busy verb loop), and V8 would then hold it as a heap
 // number, 16 B each time it crossed a call that V8 did not inline: a steady loop would allocate
-// again. So when the clock reaches its limit, the arena renumbers every reading it holds (open
-// frames, savepoint records, the release log, checked lives) into small even numbers, in the same
-// order, and goes on from just past them. The hot path is a compare against the limit, and the
-// renumbering is a cold path taken once every 2^30 ticks.
+// again. So when the clock reaches its limit (2^30, below 2^31 − 1 so that it is a small integer
+// on builds with 31-bit ones too), the arena renumbers every reading it holds (frames, savepoint
+// records, the release log, checked lives) into 2, 4, 6, …, in the same order, and goes on from just
+// past them. The hot path is a compare against the limit; the renumbering is a cold path taken once
+// every 2^30 ticks.
 //
-// Marks are held by their users, out of the arena's reach, so a mark keeps the generation of the
-// clock it read; each renumbering leaves in the old generation the table of what became of every
-// reading, and a link to the next generation. A mark from an older generation is carried forward
-// through those tables when it is next used (`carryForward`). A mark's reading is never one the
-// arena held (every tick is a new reading), so it lands between two renumbered readings, on the
-// odd number between their even ones, in the same order against every reading the arena holds. An
-// old generation lives only as long as some mark still refers to it.
+// Marks are held by their users, out of the arena's reach, so a mark keeps the numbering (the
+// generation) it read the clock in, and is carried forward when it is next used (`carryForward`).
+// A renumbering leaves in the generation it retires what became of each of its readings: a held
+// one became its even number, and any other (a mark's, which no holder shares unless a checked
+// carve read the clock right after the mark) lands on the odd number between, keeping its order
+// against every reading. The arena keeps every retired generation that some mark still refers to
+// (weakly) up to date with the newest numbering, so a mark kept for ever holds one generation, not
+// the chain of every renumbering since.
 
 let limit = 2 ** 30;
 
@@ -34,15 +36,18 @@ export function setClockLimit(ticks: number): number {
   return before;
 }
 
-/** One numbering of an arena's clock readings; once renumbered, the readings it held then. */
+/** One numbering of an arena's clock readings; once retired, where each of its readings went. */
 export class ClockGeneration {
   static get name(): string {
     return 'ClockGeneration';
   }
 
-  // Set when the arena renumbers: the readings it held then, ascending and unique (never 0, which
-  // stays "none"); the i-th became 2(i + 1) in the next generation, so odd numbers lie between.
+  // Set when the arena retires this numbering: the readings it held then, ascending and unique
+  // (never 0, which stays "none"); and, for a reading after n held ones, `slots[2n]` (or
+  // `slots[2n + 1]` when it is the n-th held one) is its value in the numbering `next`, which the
+  // arena keeps the newest while a mark refers to this one.
   held: readonly number[] = [];
+  slots: number[] = [];
   next: ClockGeneration | undefined = undefined;
 }
 
@@ -63,18 +68,32 @@ export function renumber(held: readonly number[], reading: number): number {
   return reading === 0 ? 0 : 2 * (below(held, reading) + 1);
 }
 
-/**
- * `reading`, taken in generation `from`, in generation `to`'s numbering, generation after
- * generation: a reading the arena held becomes its new even value; any other (a mark's, held by
- * its user) lands on the odd number just after the last held reading that was earlier (1 when
- * there was none). Either way it keeps its order against every reading the arena holds.
- */
+/** Retire `generation`, which held `held` (ascending, unique, no 0), for `next`: readings go to 2, 4, 6, … and odd numbers between. */
+export function retire(generation: ClockGeneration, held: readonly number[], next: ClockGeneration): void {
+  generation.held = held;
+  generation.slots = Array.from({ length: 2 * held.length + 1 }, (_, k) => k + 1);
+  generation.next = next;
+}
+
+/** Bring retired `generation`, whose `next` was just retired too, up to date with that one's `next`. */
+export function skipRetired(generation: ClockGeneration): void {
+  const was = generation.next;
+  if (was === undefined || was.next === undefined) return;
+  const slots = generation.slots;
+  for (let k = 0; k < slots.length; k++) slots[k] = step(was, slots[k] as number);
+  generation.next = was.next;
+}
+
+// A reading of retired generation `g`, in `g.next`'s numbering.
+function step(g: ClockGeneration, reading: number): number {
+  if (reading === 0) return 0;
+  const n = below(g.held, reading);
+  return g.slots[g.held[n] === reading ? 2 * n + 1 : 2 * n] as number;
+}
+
+/** `reading`, taken in generation `from`, in generation `to`'s numbering (see the top of this file). */
 export function carryForward(reading: number, from: ClockGeneration, to: ClockGeneration): number {
   let r = reading;
-  for (let g: ClockGeneration | undefined = from; g !== undefined && g !== to; g = g.next) {
-    if (r === 0) return 0;
-    const n = below(g.held, r);
-    r = g.held[n] === r ? 2 * (n + 1) : 2 * n + 1;
-  }
+  for (let g: ClockGeneration | undefined = from; g !== undefined && g !== to; g = g.next) r = step(g, r);
   return r;
 }
