@@ -384,12 +384,9 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // generation (leaving in the old one what became of each reading, for marks: see clock.ts), and
   // return the first reading past them all.
   #renumber(): number {
-    // The frames: those kept for reuse (unchecked mode) and the open ones, each once.
-    const frames = new Set<FrameImpl<K>>();
-    for (const f of this.#frames) if (f !== undefined) frames.add(f);
-    for (let f = this.#top; f !== undefined; f = f.outer) frames.add(f);
+    // The open frames. (A closed frame kept for reuse gets a new reading when it opens again.)
     const readings: number[] = [];
-    for (const f of frames) readings.push(f.clock);
+    for (let f = this.#top; f !== undefined; f = f.outer) readings.push(f.clock);
     this.#savepoints.forEach((r) => {
       readings.push(r.clock, r.frameClock);
     });
@@ -397,7 +394,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.#lives?.readings(readings);
     const held = [...new Set(readings)].filter((r) => r !== 0).sort((a, b) => a - b);
     const to = (reading: number): number => renumber(held, reading);
-    for (const f of frames) f.renumber(to);
+    for (let f = this.#top; f !== undefined; f = f.outer) f.renumber(to);
     this.#savepoints.forEach((r) => {
       r.clock = to(r.clock);
       r.frameClock = to(r.frameClock);

@@ -10,7 +10,7 @@
 export const SAVEPOINT_RING = 8;
 
 /**
- * How many sequence numbers tokens cycle through. A token is `sequence * SAVEPOINT_RING + slot`, at
+ * Where tokens' sequence numbers wrap: they run 1 … TOKEN_PERIOD − 1. A token is `sequence * SAVEPOINT_RING + slot`, at
  * most 2^30 − 1: a small integer on every V8 build (31-bit Smis where pointers are compressed), so
  * taking a savepoint never allocates. An unbounded count would pass 2^31 after about 270 million
  * savepoints, and every token after that would be a heap number, 16 B per savepoint.

@@ -94,13 +94,13 @@ class StackStore implements AmbientStore, AmbientBinder {
   readonly run = <A, R>(space: Space, f: (arg: A) => R, arg?: A): R => {
     if (this.#variable === undefined) {
       if (!isAsyncFunction(f)) {
-        const saved = this.#current;
-        this.#current = space;
+        // What a binder's caller does, around a callback.
+        const token = this.enter(space);
         let result: R;
         try {
           result = f(arg as A);
         } finally {
-          this.#current = saved;
+          this.leave(token);
         }
         this.checkResult(result);
         return result;
