@@ -23,9 +23,22 @@ describe('Arena types', () => {
     expectTypeOf(new Arena(new SharedArrayBuffer(1024))).toEqualTypeOf<Arena<'host'>>();
     expectTypeOf(new Arena(new Uint8Array(1024))).toEqualTypeOf<Arena<'host'>>();
     expectTypeOf(new Arena(Buffer.alloc(1024))).toEqualTypeOf<Arena<'host'>>();
-    expectTypeOf(new Arena(new WasmMemoryClass({ initial: 1 }))).toEqualTypeOf<Arena<'host'>>();
+    expectTypeOf(new Arena(new WasmMemoryClass({ initial: 1 }), { byteOffset: 0 })).toEqualTypeOf<Arena<'host'>>();
     expectTypeOf(new Arena(new ArrayBuffer(1024), { alignment: 64, checked: true })).toMatchTypeOf<Space<'host'>>();
     expectTypeOf<SlabKind<ArrayBuffer>>().toEqualTypeOf<'host'>();
+  });
+
+  test('an arena over a WebAssembly memory must be told its region', () => {
+    const memory = new WasmMemoryClass({ initial: 1 });
+    // @ts-expect-error: a memory may hold a module's heap, so the region is required
+    new Arena(memory);
+    // @ts-expect-error: and it must say where the region starts
+    new Arena(memory, { byteLength: 1024 });
+    expectTypeOf(new Arena(memory, { byteOffset: 1024, byteLength: 4096, alignment: 16 })).toEqualTypeOf<Arena<'host'>>();
+    // Other slabs take a region too, and need none.
+    expectTypeOf(new Arena(new ArrayBuffer(64), { byteOffset: 16, byteLength: 32 })).toEqualTypeOf<Arena<'host'>>();
+    expectTypeOf<Arena['byteOffset']>().toEqualTypeOf<number>();
+    expectTypeOf<Arena['dispose']>().toEqualTypeOf<() => void>();
   });
 
   test('slabs that are not bytes do not type-check', () => {

@@ -18,7 +18,7 @@ import { expectRefused, makeSlab, slabNames, snapshot } from './test-support/sla
 describe('new Arena(slab, options)', () => {
   test.each(slabNames)('accepts a %s slab as a host arena', (name) => {
     const { slab, capacity } = makeSlab(name, 4096);
-    const arena = new Arena(slab);
+    const arena = name === 'WebAssembly.Memory' ? new Arena(slab, { byteOffset: 0 }) : new Arena(slab);
     expect(isSpace(arena)).toBe(true);
     expect(isArena(arena)).toBe(true);
     expect(arena[spaceKey]).toBe('host');
@@ -516,6 +516,8 @@ describe('describe and toString', () => {
           storage: 'ArrayBuffer',
           residency: 'host',
           capacity: 1 << 20,
+          byteOffset: 0,
+          disposed: false,
           offset: 4097,
           watermark: 8192,
           alignment: 4096,

@@ -26,11 +26,23 @@ import { type KnownCarve, knownCarveOf } from './host.js';
 import { alignUp, CarveSize, elementPadding, measureCarve } from './layout.js';
 import { type Mark, MarkImpl } from './mark.js';
 import { arenaSettings, checkAlignment } from './options.js';
-import { allocOrder, arenaFull, type BadMark, badMark, badRollback, closeOrder, contended, resetOrder } from './refusals.js';
+import {
+  allocOrder,
+  arenaFull,
+  type BadMark,
+  badMark,
+  badRollback,
+  closeOrder,
+  contended,
+  disposedCarve,
+  disposeOrder,
+  resetOrder,
+} from './refusals.js';
+import { checkOverlap, hold, readRegion } from './region.js';
 import { storageFor } from './registry.js';
 import { ReleaseLog } from './release-log.js';
 import { Savepoints } from './savepoint.js';
-import type { AnyStorage, Slab, SlabKind, SlabStorage } from './storage.js';
+import type { AnyStorage, Slab, SlabKind, SlabStorage, WasmMemory } from './storage.js';
 import type {
   ArenaDescription,
   ArenaEvent,
@@ -39,6 +51,7 @@ import type {
   ArenaOptions,
   ArenaStorageOptions,
   SlabOf,
+  WasmArenaOptions,
 } from './types.js';
 
 /**
@@ -58,12 +71,19 @@ export interface Arena<K extends Kind = Kind> extends Space<K> {
   readonly slab: SlabOf<K>;
   /** The storage that carves the slab. */
   readonly storage: SlabStorage<SlabOf<K>, K>;
-  /** Where each carve starts, relative to the slab's first byte. */
+  /** Where each carve starts, relative to the region's first byte (the slab's, without a region). */
   readonly alignment: number;
   /** Whether the arena is in checked mode. */
   readonly checked: boolean;
-  /** The slab's size in bytes. The arena never grows. */
+  /** The region's size in bytes (the slab's, without a region). The arena never grows. */
   readonly capacity: number;
+  /**
+   * Where the arena's region starts in the slab: every offset of the arena (its `offset`, marks,
+   * `watermark`) counts from here. 0 for an arena over a whole slab.
+   */
+  readonly byteOffset: number;
+  /** Whether the arena was disposed (see `dispose`). */
+  readonly disposed: boolean;
   /** The first free byte. */
   readonly offset: number;
   /** The highest offset ever reached: the measured byte requirement of everything run on it. */
@@ -92,6 +112,16 @@ export interface Arena<K extends Kind = Kind> extends Space<K> {
   describe(): ArenaDescription<K>;
   /** A one-line summary, such as `Arena(host, 1.0 MiB, offset 4096, watermark 8192, 1 open frame)`. */
   toString(): string;
+  /**
+   * Give the arena's region back: another arena of this thread may take those bytes from now on, and
+   * this one refuses every carve with `DisposedArenaError` (in checked mode its arrays die, as at a
+   * reset). Marks, retracts and frames still work, carving nothing. Disposing again does nothing.
+   *
+   * @throws {FrameOrderError} while a frame is open on the arena (close it first), changing nothing.
+   */
+  dispose(): void;
+  /** `dispose()`, for `using arena = new Arena(...)`. */
+  [Symbol.dispose](): void;
   /** Open a frame (what `scratchspace(arena, f)` calls). */
   [openFrameKey](): ArenaFrame<K>;
   /** Take a savepoint before a spec's allocations (what `alloc(arena, spec)` calls). */
@@ -111,8 +141,18 @@ export interface Arena<K extends Kind = Kind> extends Space<K> {
  * ```
  */
 export interface ArenaConstructor {
-  /** An arena over a slab a registered storage accepts; its kind follows from the slab's type. */
-  new <S extends Slab>(slab: S, options?: ArenaOptions): Arena<SlabKind<S>>;
+  /**
+   * An arena over a slab a registered storage accepts; its kind follows from the slab's type. Over
+   * a WebAssembly memory the options are required, with the region's `byteOffset`.
+   */
+  new <S extends Slab>(
+    slab: S,
+    ...options: [S] extends [never]
+      ? [options?: ArenaOptions]
+      : S extends WasmMemory
+        ? [options: WasmArenaOptions]
+        : [options?: ArenaOptions]
+  ): Arena<SlabKind<S>>;
   /** An arena over a slab of the given storage. */
   new <S, K extends Kind>(slab: S, options: ArenaStorageOptions<S, K>): Arena<K>;
   readonly prototype: Arena;
@@ -135,9 +175,16 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   readonly storage: SlabStorage<SlabOf<K>, K>;
   readonly alignment: number = 1; // a power of two
   readonly checked: boolean;
-  readonly capacity: number = 0; // the slab's byteLength when the arena was made; never changes
-  // The absolute byte offset of slab byte 0 in the memory views index; element alignment is absolute.
+  readonly capacity: number = 0; // the region's byteLength when the arena was made; never changes
+  // Invariant: [byteOffset, byteOffset + capacity) lies in the slab; the storage is only ever called
+  // with slab offsets in it (an arena offset plus byteOffset).
+  readonly byteOffset: number = 0;
+  // The absolute byte offset of region byte 0 in the memory views index; element alignment is absolute.
   readonly #base: number = 0;
+  // Set once, by dispose; from then on every carve takes #miss, which refuses it.
+  #disposed = false;
+  // Gives the region's hold back (an arena made with a region holds it: see region.ts).
+  readonly #unhold: (() => void) | undefined;
 
   // The hot path rounds offsets up to #maskUpTo up to the alignment by `(o + #alignAdd) & #alignMask`,
   // read from fields rather than worked out from `alignment` on every carve (see alignUp). #maskUpTo
@@ -200,13 +247,17 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     storage.checkSlab?.(slab as never);
     const alignment = checkAlignment(o.alignment);
     storage.checkAlignment?.(slab as never, alignment);
-    const capacity = storage.byteLength(slab as never);
-    const base = storage.byteOffset?.(slab as never) ?? 0;
-    if (!Number.isSafeInteger(capacity) || capacity < 0 || !Number.isSafeInteger(base) || base < 0) {
+    const slabLength = storage.byteLength(slab as never);
+    const slabBase = storage.byteOffset?.(slab as never) ?? 0;
+    if (!Number.isSafeInteger(slabLength) || slabLength < 0 || !Number.isSafeInteger(slabBase) || slabBase < 0) {
       throw new InvalidSlabError(
-        `new Arena: the storage '${storage.name}' reports ${capacity} bytes at byte offset ${base} for ${describeValue(slab)}; both must be non-negative integers.`,
+        `new Arena: the storage '${storage.name}' reports ${slabLength} bytes at byte offset ${slabBase} for ${describeValue(slab)}; both must be non-negative integers.`,
       );
     }
+    const region = readRegion(storage, slab, o.byteOffset, o.byteLength, slabLength, slabBase, alignment);
+    checkOverlap(storage, slab, region);
+    const capacity = region.length;
+    const base = slabBase + region.start;
     this[spaceKey] = storage.kind as K;
     this.slab = slab as SlabOf<K>;
     this.storage = storage as unknown as SlabStorage<SlabOf<K>, K>;
@@ -216,6 +267,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.#alignMask = -alignment;
     this.checked = o.checked;
     this.capacity = capacity;
+    this.byteOffset = region.start;
     this.#base = base;
     this.#knownCarve = knownCarveOf(storage);
     if (o.checked) {
@@ -224,7 +276,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       this.#cache = undefined;
       this.#dense = emptyFirstLevel(2);
       this.#shift = 31;
-      this.#lives = new CheckedCarves(storage, slab, (offset) => this.#summary(offset));
+      this.#lives = new CheckedCarves(storage, slab, region.start, (offset) => this.#summary(offset));
     } else {
       const cache = new CarveCache(alignment, capacity);
       this.#cache = cache;
@@ -235,6 +287,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     // Last, once the arena is whole: a storage whose slab can die keeps `forget` to call then. The
     // closure is made only for such a storage.
     storage.attach?.(slab as never, this as never, () => this.#forget());
+    this.#unhold = hold(storage, slab, region, this);
   }
 
   // The slab died (its storage says so): drop every cached array, so that the next carve at each
@@ -253,6 +306,24 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
 
   get epoch(): number {
     return this.#epoch;
+  }
+
+  get disposed(): boolean {
+    return this.#disposed;
+  }
+
+  dispose(): void {
+    if (this.#disposed) return;
+    if (this.#top !== undefined) throw disposeOrder(String(this), this.#depth);
+    this.#disposed = true;
+    // Every carve from now on misses the (empty) cache and is refused in #miss.
+    this.#cache?.clear();
+    this.#lives?.kill(0, this.#offset, Number.NEGATIVE_INFINITY, 'dispose', this.#epoch);
+    this.#unhold?.();
+  }
+
+  [Symbol.dispose](): void {
+    this.dispose();
   }
 
   // --- allocation ------------------------------------------------------------------------------
@@ -318,6 +389,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // the inlining budget to take in everything a first carve calls: the measurement, the view, its
   // wrapper and the cache entry.
   #miss<D extends DType>(aligned: number, dtype: D, dims: readonly number[], fallible: boolean): ArrayOf<K, D> | undefined {
+    if (this.#disposed) throw disposedCarve(String(this), dtype, dims);
     const cache = this.#cache;
     if (cache !== undefined && aligned >= 4294967296) {
       const other = cache.findBeyond(aligned, dtype, dims);
@@ -338,14 +410,16 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     }
     const shared = size.dims;
     const storage = this.storage;
+    // The storage counts from the slab's first byte, the arena from its region's.
+    const at = start + this.byteOffset;
     let array: PolArray;
     if (cache === undefined) {
       // Checked mode: a fresh array every time, with a life.
       const life = new CarveLife(dtype, shared, start, size.bytes, this.#clock);
       array = (
         storage.carveChecked === undefined
-          ? storage.carve(this.slab, start, dtype, shared)
-          : storage.carveChecked(this.slab, start, dtype, shared, life)
+          ? storage.carve(this.slab, at, dtype, shared)
+          : storage.carveChecked(this.slab, at, dtype, shared, life)
       ) as PolArray;
       this.#created++;
       (this.#lives as CheckedCarves).add(life);
@@ -357,8 +431,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
         const known = this.#knownCarve;
         array =
           known !== undefined
-            ? known(this.slab, start, dtype, shared, (size.info as DTypeInfo).TypedArray, size.count)
-            : (storage.carve(this.slab, start, dtype, shared) as PolArray);
+            ? known(this.slab, at, dtype, shared, (size.info as DTypeInfo).TypedArray, size.count)
+            : (storage.carve(this.slab, at, dtype, shared) as PolArray);
         this.#created++;
         cache.add(new CacheEntry(start, dtype, shared, end, array, size.d0));
       }
@@ -586,6 +660,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
       storage: this.storage.name,
       residency: this.storage.residency,
       capacity: this.capacity,
+      byteOffset: this.byteOffset,
+      disposed: this.#disposed,
       offset: this.#offset,
       watermark: this.#watermark,
       alignment: this.alignment,
@@ -604,8 +680,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #summary(offset: number): string {
     const frames = `${this.#depth} open frame${this.#depth === 1 ? '' : 's'}`;
     return (
-      `Arena(${this.storage.residency}, ${formatBytes(this.capacity)}, offset ${offset}, watermark ${this.#watermark}, ${frames}` +
-      `${this.checked ? ', checked' : ''})`
+      `Arena(${this.storage.residency}, ${formatBytes(this.capacity)}${this.#unhold === undefined ? '' : ` at byte ${this.byteOffset}`}, ` +
+      `offset ${offset}, watermark ${this.#watermark}, ${frames}${this.checked ? ', checked' : ''}${this.#disposed ? ', disposed' : ''})`
     );
   }
 

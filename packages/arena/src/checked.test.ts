@@ -144,7 +144,7 @@ describe('checked mode: stale arrays', () => {
 
   test.each(slabNames)('works over a %s slab', (name) => {
     const { slab } = makeSlab(name, 1024, 1);
-    const arena = new Arena(slab, { alignment: 8, checked: true });
+    const arena = new Arena(slab, { alignment: 8, checked: true, ...(name === 'WebAssembly.Memory' ? { byteOffset: 0 } : {}) });
     const escaped = scratchspace(arena, (frame) => {
       const a = alloc(frame, 'float32', 4);
       a.data.fill(2);
@@ -156,7 +156,7 @@ describe('checked mode: stale arrays', () => {
 
   test('a WebAssembly memory grow does not resurrect or break checked arrays', () => {
     const memory = new WasmMemoryClass({ initial: 1, maximum: 2 });
-    const arena = new Arena(memory, { checked: true });
+    const arena = new Arena(memory, { checked: true, byteOffset: 0 });
     const live = arena.alloc('int32', [2]);
     const m = mark(arena);
     const dead = arena.alloc('int32', [2]);

@@ -11,7 +11,7 @@ import { StaleArrayError } from './errors.js';
 import type { AnyStorage, ArrayLife } from './storage.js';
 
 /** What released an array's bytes. */
-export type DeathCause = 'frame' | 'retract' | 'reset' | 'rollback';
+export type DeathCause = 'frame' | 'retract' | 'reset' | 'rollback' | 'dispose';
 
 /** One release, shared by every array it killed. */
 class Death {
@@ -32,6 +32,8 @@ class Death {
         return `reset(arena) released it, ending epoch ${this.epoch} of ${this.arena}`;
       case 'rollback':
         return `a spec allocation that failed part-way rolled it back on ${this.arena} (epoch ${this.epoch})`;
+      case 'dispose':
+        return `${this.arena} was disposed, giving its region back`;
     }
   }
 }
@@ -80,6 +82,8 @@ export class CheckedCarves {
   constructor(
     readonly storage: AnyStorage,
     readonly slab: unknown, // a slab `storage` matches
+    // Where the arena's region starts in the slab: the storage's offsets are the slab's, a life's the arena's.
+    readonly regionStart: number,
     // The arena's one-line summary at a given offset, for the stale-array messages.
     readonly summary: (offset: number) => string,
   ) {}
@@ -103,7 +107,8 @@ export class CheckedCarves {
     const live = this.#live;
     const storage = this.storage;
     const poison = storage.poison;
-    if (poison !== undefined && from > target) poison.call(storage, this.slab as never, target, from - target);
+    const at = this.regionStart;
+    if (poison !== undefined && from > target) poison.call(storage, this.slab as never, at + target, from - target);
     let n = live.length;
     if (n === 0 || (live[n - 1]?.clock ?? Number.NEGATIVE_INFINITY) < clock) return;
     const death = new Death(cause, target, epoch, this.summary(target));
@@ -112,7 +117,7 @@ export class CheckedCarves {
       if (life === undefined || life.clock < clock) break;
       life.die(death);
       if (poison !== undefined && life.byteLength > 0 && dtypeInfo(life.dtype).float) {
-        poison.call(storage, this.slab as never, life.start, life.byteLength, life.dtype);
+        poison.call(storage, this.slab as never, at + life.start, life.byteLength, life.dtype);
       }
     }
     live.length = n;

@@ -1,10 +1,11 @@
 /// <reference types="node" />
 // Every ```ts example in the doc comments of src/ and in README.md type-checks, runs, and prints
 // what its comments say; every public export appears in one.
-import { docExamples } from '@pol/doc-examples';
+import { docExamples, webAssemblyGlobals } from '@pol/doc-examples';
 
 docExamples({
   root: new URL('..', import.meta.url),
   imports: { '@pol/arena': 'src/index.ts' },
   coverage: ['src/index.ts'],
+  globals: webAssemblyGlobals,
 });

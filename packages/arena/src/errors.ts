@@ -278,3 +278,121 @@ export class MisalignedCarveError extends PolError {
     super('POL_MISALIGNED_CARVE', message);
   }
 }
+
+/**
+ * A region option of `new Arena(slab, { byteOffset, byteLength })` that does not describe bytes of
+ * the slab the arena may use: negative, fractional or not a number, zero bytes long, past the end
+ * of the slab, starting on a byte that is not a multiple of 8 (or of the arena's alignment, if
+ * smaller), or given for a slab whose storage has no regions (a device buffer).
+ *
+ * @example
+ * ```ts
+ * import { Arena, InvalidRegionError } from '@pol/arena';
+ * try {
+ *   new Arena(new ArrayBuffer(1024), { byteOffset: 512, byteLength: 1024 });
+ * } catch (e) {
+ *   console.log(e instanceof InvalidRegionError); // true
+ * }
+ * ```
+ */
+export class InvalidRegionError extends PolError {
+  constructor(message: string) {
+    super('POL_INVALID_REGION', message);
+  }
+}
+
+/**
+ * `new Arena(memory)` over a WebAssembly memory without saying which of its bytes the arena may
+ * use. A module's memory holds its own heap, stack and data, which an arena over all of it would
+ * carve over; pass `{ byteOffset, byteLength }` (a block the module's `malloc` returned), or
+ * `{ byteOffset: 0 }` for a memory that holds nothing else. In TypeScript, leaving the region out
+ * over a memory is a type error already.
+ *
+ * @example In JavaScript:
+ * ```js
+ * import { Arena, MissingRegionError } from '@pol/arena';
+ * const memory = new WebAssembly.Memory({ initial: 1 });
+ * try {
+ *   new Arena(memory);
+ * } catch (e) {
+ *   console.log(e instanceof MissingRegionError); // true
+ * }
+ * const own = new Arena(memory, { byteOffset: 0 }); // the whole memory, asked for outright
+ * ```
+ */
+export class MissingRegionError extends PolError {
+  constructor(message: string) {
+    super('POL_MISSING_REGION', message);
+  }
+}
+
+/**
+ * A region overlaps one that another arena in this thread holds: two arenas carving the same bytes
+ * would overwrite each other's arrays. The holder keeps its region until it is disposed
+ * (`arena.dispose()`, or `using`) or collected.
+ *
+ * @example
+ * ```ts
+ * import { Arena, RegionOverlapError } from '@pol/arena';
+ * const buffer = new ArrayBuffer(4096);
+ * const first = new Arena(buffer, { byteOffset: 0, byteLength: 2048 });
+ * try {
+ *   new Arena(buffer, { byteOffset: 1024, byteLength: 2048 });
+ * } catch (e) {
+ *   console.log(e instanceof RegionOverlapError); // true
+ * }
+ * first.dispose();
+ * const second = new Arena(buffer, { byteOffset: 1024, byteLength: 2048 }); // free again
+ * ```
+ */
+export class RegionOverlapError extends PolError {
+  constructor(message: string) {
+    super('POL_REGION_OVERLAP', message);
+  }
+}
+
+/**
+ * A carve from an arena that has been disposed: its region may belong to another arena by now.
+ *
+ * @example
+ * ```ts
+ * import { Arena, DisposedArenaError } from '@pol/arena';
+ * const arena = new Arena(new ArrayBuffer(1024));
+ * arena.dispose();
+ * try {
+ *   arena.alloc('float32', [4]);
+ * } catch (e) {
+ *   console.log(e instanceof DisposedArenaError); // true
+ * }
+ * ```
+ */
+export class DisposedArenaError extends PolError {
+  constructor(message: string) {
+    super('POL_DISPOSED_ARENA', message);
+  }
+}
+
+/**
+ * `pointer(array, memory)` for an array whose bytes are not in `memory`: a WebAssembly export
+ * given its offset would read and write other bytes of the module's heap.
+ *
+ * @example
+ * ```ts
+ * import { Arena, ForeignMemoryError, pointer } from '@pol/arena';
+ * import { alloc, Similar } from '@pol/core';
+ * const memory = new WebAssembly.Memory({ initial: 1 });
+ * const arena = new Arena(memory, { byteOffset: 1024, byteLength: 4096 });
+ * const x = alloc(arena, 'float32', 16);
+ * console.log(pointer(x, memory)); // 1024
+ * try {
+ *   pointer(alloc(Similar(x), 'float32', 16), memory);
+ * } catch (e) {
+ *   console.log(e instanceof ForeignMemoryError); // true
+ * }
+ * ```
+ */
+export class ForeignMemoryError extends PolError {
+  constructor(message: string) {
+    super('POL_FOREIGN_MEMORY', message);
+  }
+}

@@ -13,19 +13,25 @@ export {
   ArenaFullError,
   CarveRangeError,
   ContendedError,
+  DisposedArenaError,
   ForeignMarkError,
+  ForeignMemoryError,
   FrameOrderError,
   InvalidAlignmentError,
+  InvalidRegionError,
   InvalidSlabError,
   MarkAboveOffsetError,
   MisalignedCarveError,
+  MissingRegionError,
   NotAnArenaError,
+  RegionOverlapError,
   StaleArrayError,
   StaleMarkError,
 } from './errors.js';
 export { isArena, mark, observe, reset, retract, tryAlloc, watermark } from './functions.js';
 export { POISON_BYTE } from './host.js';
 export type { Mark } from './mark.js';
+export { pointer } from './pointer.js';
 export { defineStorage } from './registry.js';
 export type { ArrayLife, Slab, SlabKind, SlabStorage, SlabTypes, WasmMemory } from './storage.js';
 export type {
@@ -36,4 +42,5 @@ export type {
   ArenaOptions,
   ArenaStorageOptions,
   SlabOf,
+  WasmArenaOptions,
 } from './types.js';

@@ -24,6 +24,7 @@ const config: fc.Arbitrary<Config> = fc.record({
   alignment: fc.constantFrom(1, 2, 4, 8, 16, 64, 256),
   checked: fc.boolean(),
   forgetful: fc.boolean(),
+  region: fc.boolean(),
   // Up to sixteen shapes, so that one offset holds many (the cache keeps them all). Capacities up
   // to 1,536 with alignments down to 1 have more aligned offsets than the dense part has windows.
   palette: fc.array(shape, { minLength: 1, maxLength: 16 }),
@@ -41,6 +42,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'foreign' } as const) },
   { weight: 1, arbitrary: fc.constant({ kind: 'reset' } as const) },
   { weight: 1, arbitrary: fc.constant({ kind: 'forget' } as const) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'grow' } as const) },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -65,7 +67,7 @@ function checkPrograms(runs: number, expected: readonly string[], atLeast: numbe
 
 describe('model-based: random programs against a reference model', () => {
   test(
-    `${programs} programs of alloc, tryAlloc, specs, marks, retracts, resets, frames, savepoints and forgetting the cache agree with the model`,
+    `${programs} programs of alloc, tryAlloc, specs, marks, retracts, resets, frames, savepoints, forgetting the cache and memory grows, on whole slabs and regions, agree with the model and never touch a byte outside the region`,
     () => {
       // Every kind of outcome actually happened, many times over.
       checkPrograms(
@@ -90,6 +92,8 @@ describe('model-based: random programs against a reference model', () => {
           'save',
           'rollback',
           'refused POL_INVALID_ARGUMENT',
+          'grow',
+          'region intact',
         ],
         programs / 100,
       );

@@ -14,6 +14,9 @@ export interface ArenaSettings {
   readonly alignment: unknown;
   readonly checked: boolean;
   readonly storage: AnyStorage | undefined;
+  /** The region options as given, checked against the slab by `readRegion` (region.ts). */
+  readonly byteOffset: unknown;
+  readonly byteLength: unknown;
 }
 
 /**
@@ -23,7 +26,7 @@ export interface ArenaSettings {
  * that is not a boolean, or a `storage` that is not a SlabStorage.
  */
 export function arenaSettings(options: unknown): ArenaSettings {
-  const o = readOptions('new Arena(slab, options)', options, ['alignment', 'checked', 'storage']);
+  const o = readOptions('new Arena(slab, options)', options, ['alignment', 'checked', 'storage', 'byteOffset', 'byteLength']);
   if (o.checked !== undefined && typeof o.checked !== 'boolean') {
     throw new InvalidArgumentError(`new Arena: checked must be true or false, got ${describeValue(o.checked)}.`);
   }
@@ -32,6 +35,8 @@ export function arenaSettings(options: unknown): ArenaSettings {
     alignment: o.alignment === undefined ? 256 : o.alignment,
     checked: o.checked === true,
     storage: o.storage as AnyStorage | undefined,
+    byteOffset: o.byteOffset,
+    byteLength: o.byteLength,
   };
 }
 

@@ -10,6 +10,7 @@ import { describeValue, shapeText } from '@pol/core/backend';
 import {
   ArenaFullError,
   ContendedError,
+  DisposedArenaError,
   ForeignMarkError,
   FrameOrderError,
   MarkAboveOffsetError,
@@ -75,6 +76,22 @@ export function resetOrder(arena: string, depth: number): FrameOrderError {
   return new FrameOrderError(
     `Cannot reset ${arena}: ${depth} frame${depth === 1 ? ' is' : 's are'} open on it, and a reset would release their bytes under them. ` +
       'Close every frame first (reset between steps, outside any scratchspace block).',
+  );
+}
+
+/** Disposing `arena` while `depth` frames are open on it. */
+export function disposeOrder(arena: string, depth: number): FrameOrderError {
+  return new FrameOrderError(
+    `Cannot dispose ${arena}: ${depth} frame${depth === 1 ? ' is' : 's are'} open on it, and their blocks still use its region. ` +
+      'Close every frame first (dispose after the last scratchspace block has returned).',
+  );
+}
+
+/** A carve of `dtype[dims]` from `arena`, which was disposed. */
+export function disposedCarve(arena: string, dtype: DType, dims: readonly number[]): DisposedArenaError {
+  return new DisposedArenaError(
+    `Cannot allocate ${shapeText(dtype, dims)} from ${arena}: it was disposed, and its region may belong to another arena by now. ` +
+      'Make a new arena over the region (new Arena(slab, { byteOffset, byteLength })) and allocate from that one.',
   );
 }
 

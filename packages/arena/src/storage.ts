@@ -126,7 +126,7 @@ export type AnyStorage = SlabStorage<never, Kind>;
  *   WebAssembly: { Memory: new (d: { initial: number; maximum?: number }) => WasmMemory };
  * };
  * const memory: WasmMemory = new wasm.Memory({ initial: 1, maximum: 4 });
- * const arena = new Arena(memory); // 64 KiB, the memory's size now
+ * const arena = new Arena(memory, { byteOffset: 0 }); // all of it (64 KiB, its size now): it holds nothing else
  * const a = arena.alloc('float32', [16]);
  * memory.grow(1);
  * console.log(a.data.length); // 16: re-derived from the grown memory's new buffer

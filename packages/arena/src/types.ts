@@ -35,15 +35,43 @@ export type SlabOf<K extends Kind> = K extends keyof SlabTypes ? SlabTypes[K] : 
  */
 export interface ArenaOptions {
   /**
-   * Where each carve starts, relative to the slab's first byte: a power of two. Default 256. A
-   * carve also starts at a multiple of its element size in absolute terms (see the README).
+   * Where each carve starts, relative to the first byte of the arena's region (the slab's, without
+   * one): a power of two. Default 256. A carve also starts at a multiple of its element size in
+   * absolute terms (see the README).
    */
   readonly alignment?: number;
+  /**
+   * The first byte of the arena's region in the slab: the arena carves from
+   * `[byteOffset, byteOffset + byteLength)` and never reads or writes a byte outside it. A
+   * non-negative integer on a multiple of 8 bytes (or of the alignment, if smaller), counted from the
+   * slab's first byte. Required over a `WebAssembly.Memory`, which may hold a module's own heap
+   * (pass the pointer its `malloc` returned, or 0 for a memory that holds nothing else); default 0
+   * for every other slab.
+   */
+  readonly byteOffset?: number;
+  /** The region's length in bytes, at least 1: the arena's capacity. Default: the rest of the slab. */
+  readonly byteLength?: number;
   /**
    * Checked mode: released bytes are poisoned, arrays refuse reads once they die, and array objects
    * are never reused. For tests and debugging; off by default, and free when off.
    */
   readonly checked?: boolean;
+}
+
+/**
+ * Options of an arena over a WebAssembly memory: the region is required, since the memory may hold
+ * a module's own heap.
+ *
+ * @example
+ * ```ts
+ * import { Arena, type WasmArenaOptions } from '@pol/arena';
+ * const memory = new WebAssembly.Memory({ initial: 1 });
+ * const options: WasmArenaOptions = { byteOffset: 1024, byteLength: 8192 }; // say, from the module's malloc
+ * const arena = new Arena(memory, options);
+ * ```
+ */
+export interface WasmArenaOptions extends ArenaOptions {
+  readonly byteOffset: number;
 }
 
 /**
@@ -130,13 +158,17 @@ export interface ArenaDescription<K extends Kind = Kind> {
   readonly storage: string;
   /** Where its bytes live. */
   readonly residency: 'host' | 'device';
-  /** The slab's size in bytes. */
+  /** The region's size in bytes (the slab's, without one). */
   readonly capacity: number;
+  /** Where the region starts in the slab (0 without one). */
+  readonly byteOffset: number;
+  /** Whether the arena was disposed: it carves nothing more, and its region is free for another arena. */
+  readonly disposed: boolean;
   /** The first free byte. */
   readonly offset: number;
   /** The highest offset ever reached, across resets. */
   readonly watermark: number;
-  /** Where carves start, relative to the slab's first byte. */
+  /** Where carves start, relative to the region's first byte. */
   readonly alignment: number;
   /** How many resets the arena has been through. */
   readonly epoch: number;

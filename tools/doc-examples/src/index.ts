@@ -266,3 +266,4 @@ export function docExamples(options: DocExamplesOptions): void {
     );
   });
 }
+export { webAssemblyGlobals } from './webassembly.js';

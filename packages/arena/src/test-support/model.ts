@@ -16,7 +16,7 @@ import {
 } from '@pol/core';
 import { rollbackKey, savepointKey } from '@pol/core/backend';
 import { expect } from 'vitest';
-import { Arena, type Mark, mark, POISON_BYTE, reset, retract, tryAlloc } from '../index.js';
+import { Arena, type Mark, mark, POISON_BYTE, reset, retract, tryAlloc, type WasmMemory } from '../index.js';
 import { SAVEPOINT_RING } from '../savepoint.js';
 import { makeSlab, type SlabName } from './slabs.js';
 
@@ -33,6 +33,11 @@ export interface Config {
   readonly checked: boolean;
   /** Whether the arena's storage has `attach`, so that the program's `forget` ops reach the arena. */
   readonly forgetful: boolean;
+  /**
+   * Whether the arena is made over a region of a larger slab, with sentinel bytes on both sides
+   * (an arena over a WebAssembly memory always is).
+   */
+  readonly region: boolean;
   readonly palette: readonly Shape[];
 }
 
@@ -45,6 +50,7 @@ export type Op =
   | { readonly kind: 'foreign' }
   | { readonly kind: 'reset' }
   | { readonly kind: 'forget' }
+  | { readonly kind: 'grow' }
   | { readonly kind: 'open'; readonly on: number; readonly ambient: number }
   | { readonly kind: 'close'; readonly frame: number }
   | { readonly kind: 'save'; readonly via: number }
@@ -58,7 +64,7 @@ interface ModelCarve {
   readonly dtype: DType;
   readonly count: number;
   readonly array: HostArray;
-  readonly captured: TypedArrayOf<DType>; // the TypedArray as first read, for poison checks
+  captured: TypedArrayOf<DType>; // the TypedArray as first read (again after a grow), for poison checks
   readonly fill: number;
 }
 
@@ -122,12 +128,50 @@ export const outcomes = new Map<string, number>();
 const count = (what: string) => outcomes.set(what, (outcomes.get(what) ?? 0) + 1);
 
 export function runProgram(config: Config, ops: readonly Op[]): void {
-  const { slab, base, capacity } = makeSlab(config.slab, config.capacity, config.base);
+  // A region: `before` bytes of sentinels below it (so that its first byte is a multiple of 8 in
+  // absolute terms, as a region must be) and a few above; the slab's own bytes otherwise.
+  const regioned = config.region || config.slab === 'WebAssembly.Memory';
+  const slabBase = config.slab === 'Uint8Array' || config.slab === 'Buffer' ? config.base : 0;
+  const before = regioned ? alignUp(slabBase + 1 + 3 * config.base, 8) - slabBase : 0;
+  const after = regioned ? 5 + config.base : 0;
+  const made = makeSlab(config.slab, before + config.capacity + after, config.base);
+  const slab = made.slab;
+  const base = made.base + before;
+  const capacity = regioned ? config.capacity : made.capacity;
+  const regionOptions = regioned ? { byteOffset: before, byteLength: capacity } : {};
+  const memory = config.slab === 'WebAssembly.Memory' ? (slab as WasmMemory) : undefined;
+  const slabBytes = (): Uint8Array =>
+    memory !== undefined
+      ? new Uint8Array(memory.buffer)
+      : slab instanceof Uint8Array
+        ? slab
+        : new Uint8Array(slab as ArrayBuffer | SharedArrayBuffer);
+  const slabEnd = slabBytes().length;
+  if (regioned && capacity === 0) {
+    // A region of no bytes is refused before anything is made.
+    let code: unknown;
+    try {
+      new Arena(slab, { alignment: config.alignment, ...regionOptions });
+    } catch (error) {
+      code = (error as { code?: unknown }).code;
+    }
+    check(code === 'POL_INVALID_REGION', 'an empty region is refused with InvalidRegionError', code);
+    count('empty region');
+    return;
+  }
+  const SENTINEL = 0x5c;
+  if (regioned) {
+    const bytes = slabBytes();
+    bytes.fill(SENTINEL, 0, before);
+    bytes.fill(SENTINEL, before + capacity, slabEnd);
+  }
   // A forgetful arena's storage is the slab's own with `attach`, which keeps the arena's `forget`.
   let forget: (() => void) | undefined;
+  const probe = new Arena(slab, regionOptions); // only to read the slab's storage: disposed at once, so its region is free
+  probe.dispose();
   const storage = config.forgetful
     ? {
-        ...new Arena(slab).storage,
+        ...probe.storage,
         attach(_slab: unknown, _arena: unknown, f: () => void) {
           check(forget === undefined, 'attach is called once per arena');
           forget = f;
@@ -136,8 +180,8 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
     : undefined;
   const arena =
     storage === undefined
-      ? new Arena(slab, { alignment: config.alignment, checked: config.checked })
-      : new Arena(slab, { alignment: config.alignment, checked: config.checked, storage });
+      ? new Arena(slab, { alignment: config.alignment, checked: config.checked, ...regionOptions })
+      : new Arena(slab, { alignment: config.alignment, checked: config.checked, storage, ...regionOptions });
   if (config.forgetful) check(forget !== undefined, 'a storage with attach is attached to the arena');
   const other = new Arena(new ArrayBuffer(64));
   const unchecked = !config.checked;
@@ -209,6 +253,8 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
     kind: 'host',
     residency: 'host',
     capacity,
+    byteOffset: before,
+    disposed: false,
     offset,
     watermark,
     alignment: config.alignment,
@@ -393,6 +439,18 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         count('retract');
         break;
       }
+      case 'grow': {
+        if (memory === undefined) break;
+        try {
+          memory.grow(1);
+        } catch {
+          break; // at its maximum
+        }
+        // Every view taken before is detached; the arrays re-derive theirs.
+        for (const c of live) if (!config.checked || !stale(() => c.array.data)) c.captured = c.array.data;
+        count('grow');
+        break;
+      }
       case 'forget':
         if (forget === undefined) break;
         // The slab "died": the arena drops every cached array, so each next carve is a new object,
@@ -544,4 +602,12 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
           'a dead checked array stays dead',
         );
   });
+
+  // The arena never wrote a byte outside its region.
+  if (regioned) {
+    const bytes = slabBytes();
+    for (let i = 0; i < before; i++) check(bytes[i] === SENTINEL, 'the bytes below the region are untouched', i);
+    for (let i = before + capacity; i < slabEnd; i++) check(bytes[i] === SENTINEL, 'the bytes above the region are untouched', i);
+    count('region intact');
+  }
 }
