@@ -222,6 +222,33 @@ describe('async frames', () => {
     expect(arena.describe()).toMatchObject({ offset: 0, openFrames: 0 });
   });
 
+  test('two async tasks on one arena: the second is refused as a rejected promise, so Promise.all runs the first to the end', async () => {
+    const arena = fresh();
+    const order: string[] = [];
+    const task = (name: string) =>
+      scratchspace(arena, async (frame) => {
+        const a = alloc(frame, 'float32', 4);
+        order.push(`${name} started`);
+        await tick();
+        a.data.fill(3);
+        order.push(`${name} done`);
+        return a.data[0];
+      });
+    const first = task('a');
+    const second = task('b'); // contended: a promise, not a throw
+    expect(second).toBeInstanceOf(Promise);
+    const [a, b] = await Promise.allSettled([first, second]);
+    expect(a).toEqual({ status: 'fulfilled', value: 3 });
+    expect(b?.status).toBe('rejected');
+    expect((b as PromiseRejectedResult).reason).toBeInstanceOf(ContendedError);
+    expect(order).toEqual(['a started', 'a done']);
+    expect(arena.describe()).toMatchObject({ offset: 0, openFrames: 0 });
+    // A synchronous callback refused the same way still throws.
+    const held = task('c');
+    expect(() => scratchspace(arena, () => 1)).toThrow(ContendedError);
+    await held;
+  });
+
   test('a rejection retracts, and the rejection propagates', async () => {
     const arena = fresh();
     await expect(

@@ -371,21 +371,21 @@ describe('the fallback store (no async context): syncStore', () => {
     expect(boundSpace()).toBeUndefined();
   });
 
-  it('refuses an async function before it runs, with AsyncScopeUnsupportedError saying what to do', () => {
+  it('refuses an async function before it runs, with AsyncScopeUnsupportedError saying what to do (a rejected promise, as its own failures are)', async () => {
     const outer = countingSpace();
     const space = countingSpace();
     let ran = false;
+    let refused: Promise<void> | undefined;
     withspace(outer, () => {
-      expect(() =>
-        withspace(space, async () => {
-          ran = true;
-        }),
-      ).toThrow(AsyncScopeUnsupportedError);
+      refused = withspace(space, async () => {
+        ran = true;
+      });
       expect(ambientspace()).toBe(outer);
     });
+    await expect(refused).rejects.toThrow(AsyncScopeUnsupportedError);
     expect(ran).toBe(false);
     try {
-      withspace(space, async () => {
+      await withspace(space, async () => {
         ran = true;
       });
       expect.unreachable();
@@ -398,19 +398,19 @@ describe('the fallback store (no async context): syncStore', () => {
     expect(ran).toBe(false);
   });
 
-  it('refuses async methods and async function expressions too', () => {
+  it('refuses async methods and async function expressions too', async () => {
     let ran = 0;
     const holder = {
       async method(): Promise<void> {
         ran++;
       },
     };
-    expect(() => withspace(fallback, holder.method)).toThrow(AsyncScopeUnsupportedError);
-    expect(() =>
+    await expect(withspace(fallback, holder.method)).rejects.toThrow(AsyncScopeUnsupportedError);
+    await expect(
       withspace(fallback, async function named() {
         ran++;
       }),
-    ).toThrow(AsyncScopeUnsupportedError);
+    ).rejects.toThrow(AsyncScopeUnsupportedError);
     expect(ran).toBe(0);
   });
 
@@ -445,7 +445,7 @@ describe('the fallback store (no async context): syncStore', () => {
     expect(seen).toEqual([]);
   });
 
-  it('scratchspace refuses an async callback before opening a frame or running it', () => {
+  it('scratchspace refuses an async callback before opening a frame or running it', async () => {
     const base = countingSpace();
     let opened = 0;
     const space: Space<'host'> = {
@@ -457,19 +457,19 @@ describe('the fallback store (no async context): syncStore', () => {
       },
     };
     let ran = false;
-    expect(() =>
+    await expect(
       scratchspace(space, async () => {
         ran = true;
       }),
-    ).toThrow(AsyncScopeUnsupportedError);
+    ).rejects.toThrow(AsyncScopeUnsupportedError);
+    let ambient: Promise<void> | undefined;
     withspace(space, () => {
-      expect(() =>
-        scratchspace(async () => {
-          ran = true;
-        }),
-      ).toThrow(AsyncScopeUnsupportedError);
+      ambient = scratchspace(async () => {
+        ran = true;
+      });
       expect(ambientspace()).toBe(space);
     });
+    await expect(ambient).rejects.toThrow(AsyncScopeUnsupportedError);
     expect(ran).toBe(false);
     expect(opened).toBe(0);
   });

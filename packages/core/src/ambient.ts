@@ -1,5 +1,5 @@
 import type { AmbientBinder, AmbientStore } from './ambient-store.js';
-import { asyncUnsupported, type ContextVariable, isAsyncFunction, readerOf, runThrough } from './context-variable.js';
+import { asyncUnsupported, type ContextVariable, isAsyncFunction, readerOf, refuseFor, runThrough } from './context-variable.js';
 import { InvalidArgumentError, NoAmbientSpaceError } from './errors.js';
 import { assertSpace, type Space } from './space.js';
 import { binderOf, lazyContextStore, syncStore } from './stack-store.js';
@@ -120,13 +120,18 @@ export function ambientIsAsync(): boolean {
  * ```
  */
 export function withspace<R>(space: Space, f: () => R): R {
-  assertSpace(space, 'withspace');
-  if (typeof f !== 'function') {
-    throw new InvalidArgumentError(
-      `withspace(space, f) needs a callback f, got ${describeValue(f)}. Pass () => { ... }, which runs with space as the ambient space.`,
-    );
+  try {
+    assertSpace(space, 'withspace');
+    if (typeof f !== 'function') {
+      throw new InvalidArgumentError(
+        `withspace(space, f) needs a callback f, got ${describeValue(f)}. Pass () => { ... }, which runs with space as the ambient space.`,
+      );
+    }
+    assertCallbackSupported(f);
+  } catch (error) {
+    // An async f's refusal is a rejected promise, as its own failures are.
+    return refuseFor(f, error) as R;
   }
-  assertCallbackSupported(f);
   return store.run(space, f, undefined);
 }
 

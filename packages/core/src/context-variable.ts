@@ -49,6 +49,16 @@ export function isAsyncFunction(f: unknown): boolean {
   return f instanceof AsyncFunction;
 }
 
+/**
+ * A refusal of a call that takes callback `f`, made before `f` runs: thrown for a synchronous `f`,
+ * and returned as a rejected promise for an `async` one, so that a caller who awaits the call (or
+ * gathers it in `Promise.all`) sees it the way it sees every other failure of that call.
+ */
+export function refuseFor(f: unknown, error: unknown): Promise<never> {
+  if (isAsyncFunction(f)) return Promise.reject(error);
+  throw error;
+}
+
 /** The refusal of an async callback (or a promise returned) where bindings cannot follow `await`. */
 export function asyncUnsupported(): AsyncScopeUnsupportedError {
   return new AsyncScopeUnsupportedError(

@@ -86,14 +86,15 @@ describe('CaptureViolation', () => {
     expect(error.attempted).toBe('A new float32[3, 4] array');
   });
 
-  it('says in two sentences what was refused and why, then what to do: an arena made before capture', () => {
+  it('says in two sentences what was refused and why, then the whole remedy: an arena made before capture, warmed up, sized from its watermark', () => {
     expect(error.message).toBe(
       'A new float32[3, 4] array was refused: the device of Similar(float32[8] on gpu) is recording a capture, and a buffer ' +
-        'made now would belong to this one eager run, so replay would bind it after it is gone. Allocate from an arena ' +
-        '(or a frame on one) made before capture(): a carve creates nothing and gives the same offsets on every run.',
+        'made now would belong to this one eager run, so replay would bind it after it is gone. Pass an arena ' +
+        '(or a frame on one) made before capture(), warmed up by running the step eagerly on it and sized from its watermark: ' +
+        'a carve creates nothing and gives the same offsets on every run.',
     );
     expect(error.message.split('. ')).toHaveLength(2);
-    expect(error.message.length).toBeLessThan(400);
+    expect(error.message.length).toBeLessThan(480);
   });
 });
 

@@ -144,7 +144,7 @@ export class NoAmbientSpaceError extends PolError {
  * import { setAmbientStore, syncStore } from '@pol/core/backend';
  * const previous = setAmbientStore(syncStore()); // as on a runtime without AsyncLocalStorage
  * try {
- *   withspace(Similar(new Float32Array(0)), async () => {});
+ *   await withspace(Similar(new Float32Array(0)), async () => {}); // an async callback's refusal is a rejection
  * } catch (e) {
  *   console.log(e instanceof AsyncScopeUnsupportedError, (e as AsyncScopeUnsupportedError).code); // true 'POL_ASYNC_SCOPE_UNSUPPORTED'
  * } finally {
@@ -280,7 +280,8 @@ export class CaptureViolation extends PolError {
       explanation ??
         `${attempted} was refused: the device of ${space} is recording a capture, and a buffer made now would belong to ` +
           'this one eager run, so replay would bind it after it is gone. ' +
-          'Allocate from an arena (or a frame on one) made before capture(): a carve creates nothing and gives the same offsets on every run.',
+          'Pass an arena (or a frame on one) made before capture(), warmed up by running the step eagerly on it and sized from its ' +
+          'watermark: a carve creates nothing and gives the same offsets on every run.',
     );
     this.attempted = attempted;
   }

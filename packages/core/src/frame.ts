@@ -1,5 +1,6 @@
 import { ambientStore, ambientspace, assertCallbackSupported } from './ambient.js';
 import type { ArrayOf, Kind, PolArray } from './array.js';
+import { refuseFor } from './context-variable.js';
 import type { DType } from './dtype.js';
 import { FrameClosedError, InvalidArgumentError } from './errors.js';
 import { closeAfterFailure } from './failure.js';
@@ -253,7 +254,13 @@ export function scratchspace(a?: unknown, b?: unknown): unknown {
   // biome-ignore lint/complexity/noArguments: scratchspace(space) and scratchspace(space, undefined) differ.
   const n = arguments.length;
   if (n === 1 && typeof a === 'function') {
-    return runFrame(ambientspace(), a as (frame: Frame) => unknown);
+    let ambient: Space;
+    try {
+      ambient = ambientspace();
+    } catch (error) {
+      return refuseFor(a, error);
+    }
+    return runFrame(ambient, a as (frame: Frame) => unknown);
   }
   if (n <= 1) return openFrameChecked(a as Space);
   if (typeof b !== 'function') {
@@ -266,9 +273,15 @@ export function scratchspace(a?: unknown, b?: unknown): unknown {
 }
 
 function runFrame(space: Space, f: (frame: Frame) => unknown): unknown {
-  // Refused before the frame opens and before f runs: nothing to undo.
-  assertCallbackSupported(f);
-  const frame = openFrameChecked(space);
+  // Refused before the frame opens and before f runs: nothing to undo. An async f's refusal (a
+  // contended arena, say) is a rejected promise, as its own failures are.
+  let frame: Frame;
+  try {
+    assertCallbackSupported(f);
+    frame = openFrameChecked(space);
+  } catch (error) {
+    return refuseFor(f, error);
+  }
   let result: unknown;
   try {
     // The frame is bound through the store directly, with f's own async-ness visible to it (a

@@ -9,7 +9,7 @@
 //   original is its `cause`). Those are diagnoses, not guesses made in advance: a kernel may take
 //   optional inputs, or bare TypedArrays, and then nothing is refused.
 
-import { dtypeOfTypedArray, isSpace } from '@pol/core';
+import { dtypeOfTypedArray, InvalidDescriptionError, isSpace } from '@pol/core';
 import { isPlainObject, valueText } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 import {
@@ -99,6 +99,10 @@ export function undescribed(verb: RefusedVerb): UndescribedKernelError {
 export function diagnose(verb: RefusedVerb, args: CallArgs, error: unknown, stage: 'describer' | 'kernel'): unknown {
   const typeError = error instanceof TypeError;
   if (stage === 'kernel' && !typeError) return error;
+  // A describer that returned something other than a spec ran to its end: what it returned is the
+  // failure, whatever the call left out (a kernel's options parameter looks like a missing input
+  // when only its outputs are described).
+  if (error instanceof InvalidDescriptionError) return error;
   if (firstMissing(verb, args) !== undefined) return missingInput(verb, args, error, stage);
   if (!typeError) return error;
   for (let i = 0; i < args.inputs; i++) {

@@ -63,7 +63,8 @@ const recordedPass: ReadonlySet<string> = new Set([
 ]);
 
 const memoryAdvice =
-  'New GPU memory would belong to this one eager run, not to the graph: carve from an arena made before capture().';
+  'New GPU memory would belong to this one eager run, not to the graph: pass the step an arena (or a frame on one) made before ' +
+  'capture(), warmed up by an eager run and sized from its watermark; its carves create nothing.';
 const compileAdvice =
   'A graph cannot replay a compile, and a step that compiles is cold: warm up first (run it once before capture()).';
 const writeAdvice = 'A graph does not replay host writes: upload inputs before capture() and before each replay().';
