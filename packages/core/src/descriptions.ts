@@ -27,8 +27,15 @@ export type Lifetime = 'outputs' | 'checkpoints' | 'scratch';
  * import type { HostArray, Kernel } from '@pol/core';
  * const negate: Kernel = (out: { y: HostArray<'float32'> }, x: HostArray<'float32'>) => out.y.data.set(x.data.map((v) => -v));
  * ```
+ *
+ * Its parameters are `any` on purpose: this type is the constraint of `describe(kernel, ...)`,
+ * and a constraint is what an unannotated function passed there gets its parameter types from. A
+ * plain JavaScript kernel (`function softmaxInto(out, x, { tmp }) { ... }`, checked with `checkJs`
+ * or read by an editor) then has parameters it can use, where `never[]` would make every one
+ * `never`. A TypeScript kernel keeps the types it declares.
  */
-export type Kernel = (...args: never[]) => unknown;
+// biome-ignore lint/suspicious/noExplicitAny: the contextual type of an unannotated JavaScript kernel's parameters (see above).
+export type Kernel = (...args: any[]) => unknown;
 
 /**
  * A describer: given the kernel's inputs (and options), the spec of the buffers it needs.
@@ -39,7 +46,8 @@ export type Kernel = (...args: never[]) => unknown;
  * const like: Describer = (x: HostArray<'float32'>) => ({ y: Undef(x) });
  * ```
  */
-export type Describer = (...args: never[]) => Spec;
+// biome-ignore lint/suspicious/noExplicitAny: as for Kernel, what an unannotated JavaScript describer's parameters are typed by.
+export type Describer = (...args: any[]) => Spec;
 
 /**
  * The describers of one kernel, by lifetime. A lifetime without one describes nothing.

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 import { ambientStore, ambientspace, assertCallbackSupported } from './ambient.js';
 import type { ArrayOf, Kind, PolArray } from './array.js';
 import { refuseFor } from './context-variable.js';

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 import type { ArrayOf, Kind } from './array.js';
 import type { DType } from './dtype.js';
 import { NotASpaceError } from './errors.js';

@@ -1,5 +1,5 @@
 import type { Arena } from '@pol/arena';
-import { describe, type HostArray, outputs, type Space, Undef } from '@pol/core';
+import { type ArrayOf, type DType, describe, type HostArray, type Kind, outputs, type Space, Undef } from '@pol/core';
 import { expectTypeOf, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import { rmsNorm, rmsNormBackward, softmax, type softmaxInto, trainStep } from './examples/index.js';
@@ -13,6 +13,7 @@ declare const space: Space;
 declare const x: F32;
 declare const w: F32;
 declare const x64: F64;
+declare const gpuSpace: Space<'gpu'>;
 
 group('a verb derived from a described kernel', () => {
   test('space-first, ambient and unscoped calls return the outputs, typed', () => {
@@ -155,5 +156,65 @@ group('Allocating options', () => {
     // @ts-expect-error: not an option
     Allocating(softmax.kernel, { chekced: true });
     expectTypeOf(Allocating(softmax.kernel, {})).toEqualTypeOf<Verb<typeof softmaxInto>>();
+  });
+});
+
+// What a kernel written in plain JavaScript, without annotations, looks like to TypeScript (with
+// checkJs, or in an editor): every parameter is `any` (core's Kernel is the contextual type).
+group('an unannotated kernel (plain JavaScript)', () => {
+  // biome-ignore lint/suspicious/noExplicitAny: this is the type an unannotated JavaScript parameter has.
+  type Any = any;
+
+  test('its parameters are any, not never: its body type-checks', () => {
+    describe(
+      function softmaxInto(out, x, { tmp }) {
+        expectTypeOf(out).toBeAny();
+        expectTypeOf(x).toBeAny();
+        expectTypeOf(tmp).toBeAny();
+      },
+      { outputs: (x) => ({ y: Undef(x) }), scratch: (x) => ({ tmp: Undef(x) }) },
+    );
+  });
+
+  test('with scratch described, its last parameter is the options object: verb(x), verb(space, x), verb(x, { tmp })', () => {
+    const jsSoftmax = Allocating(
+      describe((_out: Any, _x: Any, _options: Any) => {}, {
+        outputs: (x: Any) => ({ y: Undef(x) }),
+        scratch: (x: Any) => ({ tmp: Undef(x) }),
+      }),
+    );
+    expectTypeOf(jsSoftmax(x)).toHaveProperty('y');
+    // A host or GPU array (the space is not known from an untyped call): here a HostArray<any> or GpuArray<any>.
+    expectTypeOf(jsSoftmax(arena, x).y).toMatchTypeOf<ArrayOf<Kind, DType>>();
+    jsSoftmax(arena, x, { tmp: x });
+    expectTypeOf(jsSoftmax(x)).not.toHaveProperty('tmp');
+  });
+
+  test('the result is as precise as the describers make it: the names and dtypes, in arrays of the kind the call implies', () => {
+    const jsCast = Allocating(
+      describe((_out: Any, _x: Any) => {}, { outputs: (x: Any) => ({ y: Undef('float64', x.dims), n: Undef('int32', 1) }) }),
+    );
+    // Unscoped: Similar of the first array input, a host array.
+    expectTypeOf(jsCast(x)).toEqualTypeOf<{ y: F64; n: HostArray<'int32'> }>();
+    // On a space: its kind.
+    expectTypeOf(jsCast(arena, x)).toEqualTypeOf<{ y: F64; n: HostArray<'int32'> }>();
+    expectTypeOf(jsCast(gpuSpace, x).y).toEqualTypeOf<ArrayOf<'gpu', 'float64'>>();
+    // Nothing says: any kind.
+    expectTypeOf(jsCast(space, x).y).toEqualTypeOf<ArrayOf<Kind, 'float64'>>();
+    expectTypeOf(jsCast(3).y).toEqualTypeOf<ArrayOf<Kind, 'float64'>>();
+  });
+
+  test('without scratch or checkpoints, trailing unannotated parameters may be passed or left out', () => {
+    const jsScale = Allocating(describe((_out: Any, _x: Any, _k: Any) => {}, { outputs: (x: Any) => ({ y: Undef(x) }) }));
+    jsScale(x);
+    jsScale(x, 2);
+    jsScale(arena, x, 2);
+    expectTypeOf(jsScale(x)).toHaveProperty('y');
+  });
+
+  test('annotated kernels keep their precise signatures', () => {
+    // @ts-expect-error: softmax takes a host array, not a number
+    softmax(arena, 3);
+    expectTypeOf(softmax(x)).toEqualTypeOf<{ y: F32 }>();
   });
 });

@@ -1,12 +1,19 @@
 // The types of a verb: everything its signature says, computed from the kernel's own signature
 // and, when the kernel came from core's `describe`, from its describers' types. No `any`.
 
-import type { AnyArray, Kernel, Kind, Materialize, Space, SpecOf } from '@pol/core';
+import type { AnyArray, ArrayOf, DType, Kernel, Kind, Materialize, Space, SpecOf } from '@pol/core';
 
 type Lifetime = 'outputs' | 'checkpoints' | 'scratch';
 
 /** Flatten an intersection for readable hovers. */
 type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+/**
+ * Whether `T` is `any`: what every parameter of an unannotated JavaScript kernel is (see core's
+ * `Kernel`). Such a parameter says nothing, so the verb's types fall back on what the describers
+ * say (their names) and on what the call may pass (anything, and the trailing ones optional).
+ */
+type IsAny<T> = 0 extends 1 & T ? true : false;
 
 /** The kernel's parameters after its destinations. */
 type RestOf<F> = F extends (outs: never, ...rest: infer R) => unknown ? R : [];
@@ -21,7 +28,29 @@ type RestOf<F> = F extends (outs: never, ...rest: infer R) => unknown ? R : [];
  * type Grads = KernelOutputs<typeof rmsNormBackwardInto>; // { dx: F32; dw: F32 }
  * ```
  */
-export type KernelOutputs<F> = F extends (outs: infer O, ...rest: never) => unknown ? (unknown extends O ? object : O) : object;
+export type KernelOutputs<F, K extends Kind = Kind> = F extends (outs: infer O, ...rest: never) => unknown
+  ? IsAny<O> extends true
+    ? DescribedOutputs<F, K>
+    : unknown extends O
+      ? object
+      : O
+  : object;
+
+/**
+ * The outputs the describers name, materialized in a space of kind `K` (the space a call passes, or
+ * the kind of its first array input): an unannotated kernel's destinations.
+ */
+type DescribedOutputs<F, K extends Kind> = { [N in DescribedNames<F, 'outputs'>]: Materialize<SpecOf<F, 'outputs'>[N], K> };
+
+/** The kind of arrays `X` is (`'host'` for a HostArray), or never for anything else. */
+type KindOfArray<X> = IsAny<X> extends true ? never : { [K in Kind]: X extends ArrayOf<K, DType> ? K : never }[Kind];
+
+/** The kind of a call's first array argument, which an unscoped call allocates like (Similar); every kind when none says. */
+type KindOfArgs<A extends readonly unknown[]> = A extends readonly [infer H, ...infer T]
+  ? [KindOfArray<H>] extends [never]
+    ? KindOfArgs<T>
+    : KindOfArray<H>
+  : Kind;
 
 /** Whether a parameter type is the kernel's options object: an object that is neither an array nor a function. */
 type IsOptions<L> = [NonNullable<L>] extends [never]
@@ -38,13 +67,21 @@ interface Split<I extends readonly unknown[], O, Optional extends boolean> {
   readonly optional: Optional;
 }
 
-/** Split the parameters after the destinations into inputs and the trailing options object. */
-type SplitRest<R extends readonly unknown[]> = R extends readonly []
+/**
+ * Split the parameters after the destinations into inputs and the trailing options object. An
+ * unannotated last parameter (`any`) is the options object when the kernel describes checkpoints
+ * or scratch (the verb hands it one then), as at run time; otherwise it may be an input.
+ */
+type SplitRest<R extends readonly unknown[], F = unknown> = R extends readonly []
   ? Split<[], undefined, true>
   : R extends readonly [...infer I, infer L]
-    ? IsOptions<L> extends true
-      ? Split<I, NonNullable<L>, undefined extends L ? true : false>
-      : Split<R, undefined, true>
+    ? IsAny<L> extends true
+      ? [DescribedNames<F, 'checkpoints' | 'scratch'>] extends [never]
+        ? Split<R, undefined, true>
+        : Split<I, LooseOptions, true>
+      : IsOptions<L> extends true
+        ? Split<I, NonNullable<L>, undefined extends L ? true : false>
+        : Split<R, undefined, true>
     : R extends readonly [...infer I, (infer L)?]
       ? IsOptions<L> extends true
         ? Split<I, NonNullable<L>, true>
@@ -61,7 +98,17 @@ type SplitRest<R extends readonly unknown[]> = R extends readonly []
  * type Inputs = KernelInputs<typeof rmsNormInto>; // [x: F32, w: F32]
  * ```
  */
-export type KernelInputs<F> = SplitRest<RestOf<F>>['inputs'];
+export type KernelInputs<F> = SplitRest<RestOf<F>, F>['inputs'];
+
+/** An unannotated kernel's options object: any options by name (what it reads is not known). */
+type LooseOptions = { readonly [option: string]: unknown };
+
+/** The inputs as a call passes them: the trailing unannotated (`any`) ones may be left out, as JavaScript may. */
+type CallInputs<T extends readonly unknown[]> = T extends readonly [...infer H, infer L]
+  ? IsAny<L> extends true
+    ? [...CallInputs<H>, L?]
+    : T
+  : T;
 
 /**
  * The options object a kernel declares last (an empty object type when it declares none).
@@ -73,7 +120,7 @@ export type KernelInputs<F> = SplitRest<RestOf<F>>['inputs'];
  * type Options = KernelOptions<typeof rmsNormInto>; // { eps?: number; rstd: F32 }
  * ```
  */
-export type KernelOptions<F> = SplitRest<RestOf<F>>['options'] extends infer O extends object ? O : Empty;
+export type KernelOptions<F> = SplitRest<RestOf<F>, F>['options'] extends infer O extends object ? O : Empty;
 
 /** The empty object type (spelled so that it admits no properties rather than any non-nullish value). */
 type Empty = Record<never, never>;
@@ -155,7 +202,7 @@ type BufferKeys<P> = {
  * optional (or absent); otherwise when some remaining kernel option is required, or when the kernel
  * would not otherwise receive an options object (it describes no checkpoints or scratch).
  */
-type OptionsRequired<F> = SplitRest<RestOf<F>>['optional'] extends true
+type OptionsRequired<F> = SplitRest<RestOf<F>, F>['optional'] extends true
   ? false
   : Empty extends VerbOptions<F>
     ? [DescribedNames<F, 'checkpoints' | 'scratch'>] extends [never]
@@ -176,7 +223,7 @@ type OptionsRequired<F> = SplitRest<RestOf<F>>['optional'] extends true
 export type VerbArgs<F> =
   OptionsRequired<F> extends true
     ? [...KernelInputs<F>, options: VerbOptions<F>]
-    : [...KernelInputs<F>, options?: OptionsParam<VerbOptions<F>>];
+    : [...CallInputs<KernelInputs<F>>, options?: OptionsParam<VerbOptions<F>>];
 
 /** An options type with no names at all admits only `{}` (an empty `{}` type would admit any object). */
 type OptionsParam<O> = [keyof O] extends [never] ? { readonly [name: string]: never } : O;
@@ -191,8 +238,8 @@ type OptionsParam<O> = [keyof O] extends [never] ? { readonly [name: string]: ne
  * type Result = VerbResult<typeof rmsNormInto>; // { y: F32; rstd: F32 }
  * ```
  */
-export type VerbResult<F> = Simplify<
-  KernelOutputs<F> & { [N in DescribedNames<F, 'checkpoints'>]: BufferOf<F, N, 'checkpoints'> } & ReturnedOf<F>
+export type VerbResult<F, K extends Kind = Kind> = Simplify<
+  KernelOutputs<F, K> & { [N in DescribedNames<F, 'checkpoints'>]: BufferOf<F, N, 'checkpoints'> } & ReturnedOf<F>
 >;
 
 declare const returnedType: unique symbol;
@@ -245,10 +292,10 @@ export interface AllocatingOptions {
  * type Returned = VerbReturn<Slow>; // Promise<{ y: HostArray<'float32'> }>
  * ```
  */
-export type VerbReturn<F> = F extends (...args: never[]) => infer R
+export type VerbReturn<F, K extends Kind = Kind> = F extends (...args: never[]) => infer R
   ? R extends PromiseLike<unknown>
-    ? Promise<VerbResult<F>>
-    : VerbResult<F>
+    ? Promise<VerbResult<F, K>>
+    : VerbResult<F, K>
   : never;
 
 /**
@@ -268,9 +315,9 @@ export type VerbReturn<F> = F extends (...args: never[]) => infer R
  */
 export interface Verb<F extends Kernel> {
   /** Outputs and checkpoints from `space`; scratch from a frame on it, closed before returning. */
-  (space: Space, ...args: VerbArgs<F>): VerbReturn<F>;
+  <K extends Kind>(space: Space<K>, ...args: VerbArgs<F>): VerbReturn<F, K>;
   /** The same, against the ambient space, or `Similar` of the first array input when none is bound. */
-  (...args: VerbArgs<F>): VerbReturn<F>;
+  <A extends VerbArgs<F>>(...args: A): VerbReturn<F, KindOfArgs<A>>;
   /** The mutating kernel this verb calls. */
   readonly kernel: F;
 }

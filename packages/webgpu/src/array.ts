@@ -1,4 +1,3 @@
-/// <reference types="@webgpu/types" preserve="true" />
 /**
  * `GpuArray`: a typed range of a GPUBuffer, and the `'gpu'` array family that `Similar`,
  * `capturing` and `zeroArray` dispatch on.

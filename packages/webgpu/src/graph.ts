@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * The graph a capture makes: its recorded commands, replayable with one encoder and one submit,
  * valid while every buffer range it binds still holds what it held when it was recorded.

@@ -1,4 +1,3 @@
-/// <reference types="@webgpu/types" preserve="true" />
 /**
  * `@pol/webgpu`: GPU memory for Pol. Device slabs an arena carves `GpuArray`s from, `Similar` on a
  * device, upload and download, a bind-group cache, capture and replay of compute steps, and

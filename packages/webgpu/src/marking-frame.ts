@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * Frames on the spaces of placement (the planning space, a placed arena): opening one takes the
  * space's position, closing it rewinds the space there, as an arena's frame marks and retracts.
