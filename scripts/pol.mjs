@@ -206,12 +206,18 @@ function demo() {
       'run',
       'build',
       '--filter=./examples/node-cpu...',
+      '--filter=./examples/node-wasm...',
+      '--filter=./examples/node-workers...',
       '--filter=./examples/node-webgpu...',
       '--output-logs=errors-only',
     ]),
   );
   log('running examples/node-cpu');
   must(...withPnpm(['--filter', './examples/node-cpu', 'run', '--silent', 'start']));
+  log('running examples/node-wasm');
+  must(...withPnpm(['--filter', './examples/node-wasm', 'run', '--silent', 'start']));
+  log('running examples/node-workers');
+  must(...withPnpm(['--filter', './examples/node-workers', 'run', '--silent', 'start']));
   // Runs on WebGPU when an adapter is there (a GPU, or SwiftShader from Debian's chromium package);
   // otherwise it says why it skipped, and succeeds.
   if (!swiftShader) {

@@ -7,10 +7,12 @@ import { getHeapSpaceStatistics } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { linesPage } from './lines.js';
 import { bytesPerOp, gcExposed, gcWindow } from './measure.js';
-import type { Results } from './model.js';
+import type { Measurement, Results } from './model.js';
 import { chart, markdown, README_END, README_START, readmeBlock, withReadmeBlock } from './report.js';
 import { runBenchmarks } from './run.js';
 import { trainingLoop } from './verbs.js';
+import { COPIES_SHARE, wasmSizes } from './wasm.js';
+import { copiesShare, WORKERS_COPIES_SHARE, workersSizes, workerVariants } from './workers.js';
 
 let results: Results;
 const log: string[] = [];
@@ -70,8 +72,11 @@ describe('quick mode', () => {
       'replay-batched',
     ])
       expect(ids).toContain(`gpu-uniform.${name}`);
+    for (const n of wasmSizes) for (const name of ['pol', 'readme', 'copy', 'floor']) expect(ids).toContain(`wasm.${name}.${n}`);
+    for (const rows of workersSizes)
+      for (const name of [...workerVariants, 'copies']) expect(ids).toContain(`workers.${name}.${rows}`);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(results.sections.length).toBe(10);
+    expect(results.sections.length).toBe(13 + workersSizes.length);
     for (const m of results.measurements) expect(results.sections).toContain(m.section);
   });
 
@@ -91,7 +96,23 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(27);
+    // 27, and the WebAssembly sections': Pol against the floor at each size, and against the copies
+    // at the sizes where they took more than a tenth of that path's time in this run.
+    const byId = new Map(results.measurements.map((m) => [m.id, m]));
+    const time = (id: string) => byId.get(id)?.timeNs ?? Number.NaN;
+    const copiesCount = wasmSizes.filter((n) => {
+      const copy = time(`wasm.copy.${n}`);
+      return (copy - time(`wasm.floor.${n}`)) / copy > COPIES_SHARE;
+    }).length;
+    // The workers sections': 0 bytes copied at each size, 1.7× one thread at the largest, and 1.3× the
+    // copying pool at the sizes where its copies took at least a fifth of its batch in this run.
+    const measured = (id: string) => byId.get(id) as Measurement;
+    const workersCopies = workersSizes.filter(
+      (rows) => copiesShare(measured(`workers.copies.${rows}`), measured(`workers.copy.${rows}`)) >= WORKERS_COPIES_SHARE,
+    ).length;
+    expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(
+      27 + wasmSizes.length + copiesCount + workersSizes.length + 1 + workersCopies,
+    );
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
       expect(Number.isFinite(c.ratio)).toBe(true);

@@ -4,7 +4,7 @@
  * folder also refreshes the results block (between its markers) of the root README's performance
  * section and of this package's README.
  *
- *   node --expose-gc dist/main.js [--quick] [--out DIR] [--only host,verbs,gpu,core] [--no-readme] [--render]
+ *   node --expose-gc dist/main.js [--quick] [--out DIR] [--only host,verbs,gpu,gpu-steps,core,wasm] [--no-readme] [--render]
  *   node dist/main.js --compare DIR,DIR[,…] [--out DIR]
  *
  * `--render` rewrites the report, the chart and the README blocks from the folder's results.json,

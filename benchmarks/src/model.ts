@@ -14,7 +14,7 @@ export interface Measurement {
   /** Whether this is Pol (as opposed to a peer or a baseline). */
   readonly pol: boolean;
   /** What one operation is: an allocation, a call, a step. */
-  readonly unit: 'alloc' | 'call' | 'step';
+  readonly unit: 'alloc' | 'call' | 'step' | 'batch';
   /**
    * Time per operation, in nanoseconds: the median, over interleaved rounds, of each round's mean
    * time per operation (garbage collection included in the rounds it fell in).
@@ -32,6 +32,10 @@ export interface Measurement {
   readonly gcSteps?: number;
   /** GPU buffers and bind groups created per operation, counted on the device over the timed steps (GPU steps). */
   readonly gpuObjects?: number;
+  /** Tasks one operation sends to a worker pool (the workers suite: a batch is one task per worker). */
+  readonly tasksPerOp?: number;
+  /** Bytes of input and output copied between threads per task (the workers suite: computed from the payload, 0 for a shared slab). */
+  readonly copiedPerTask?: number;
   /** How many operations the time is averaged over. */
   readonly ops: number;
 }
@@ -46,6 +50,8 @@ export interface Measurement {
  *
  * - `bytes-at-most`: the subject allocates at most `bytes` per operation (0: less than one byte);
  *   the time is shown as a ratio to the peer, for information.
+ * - `copied-at-most`: the subject copies at most `bytes` of input and output between threads per
+ *   task (`copiedPerTask`); the time is shown as a ratio to the peer, for information.
  *
  * `zeroBytes` adds: the subject allocates less than one byte per operation (no object at all);
  * `maxBytes`: at most that many bytes per operation; `noExtraBytes`: it allocates less than one
@@ -65,7 +71,8 @@ export type Target =
   | { readonly kind: 'faster-at-least'; readonly value: number; readonly zeroBytes?: boolean; readonly maxBytes?: number }
   | { readonly kind: 'overhead-at-most'; readonly ns: number; readonly zeroBytes?: boolean; readonly maxBytes?: number }
   | { readonly kind: 'fewer-gcs-at-least'; readonly fraction: number }
-  | { readonly kind: 'bytes-at-most'; readonly bytes: number };
+  | { readonly kind: 'bytes-at-most'; readonly bytes: number }
+  | { readonly kind: 'copied-at-most'; readonly bytes: number };
 
 /** How a comparison reads: `0.42× the time of X`, `3.1× faster than X`, `+1.8 µs over X`, `7 vs 10 GCs`. */
 export type ComparisonView = 'time-ratio' | 'speed' | 'overhead' | 'gcs';
@@ -130,6 +137,7 @@ const views: Readonly<Record<Target['kind'], ComparisonView>> = {
   'overhead-at-most': 'overhead',
   'fewer-gcs-at-least': 'gcs',
   'bytes-at-most': 'time-ratio',
+  'copied-at-most': 'time-ratio',
 };
 
 /** Build a comparison of two measurements and judge it against its target. */
@@ -169,6 +177,8 @@ function judge(subject: Measurement, peer: Measurement, target: Target): boolean
       return subject.timeNs - peer.timeNs <= target.ns && bytesMet(subject, target.zeroBytes, target.maxBytes);
     case 'bytes-at-most':
       return target.bytes === 0 ? allocatesNothing(subject) : subject.bytesPerOp <= target.bytes;
+    case 'copied-at-most':
+      return (subject.copiedPerTask ?? Number.NaN) <= target.bytes;
     case 'fewer-gcs-at-least': {
       const s = subject.gcs ?? Number.NaN;
       const p = peer.gcs ?? Number.NaN;

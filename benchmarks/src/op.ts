@@ -19,16 +19,20 @@ export interface OpSpec {
 
 /**
  * Measure a group of operations meant to be compared: time them in interleaved rounds (each round
- * times every op once, for `minCpuMs`), so that a drift of the machine's speed affects them all
- * alike, and keep each op's median over the rounds; then measure each op's bytes per call.
+ * times every op once, for `minCpuMs`; in a rotated order with `rotate`), so that a drift of the
+ * machine's speed affects them all alike, and keep each op's median over the rounds; then measure
+ * each op's bytes per call.
  */
-export async function measureOps(specs: readonly OpSpec[], run: RunOptions, rounds = 3): Promise<Measurement[]> {
+export async function measureOps(specs: readonly OpSpec[], run: RunOptions, rounds = 3, rotate = false): Promise<Measurement[]> {
   const n = run.quick ? 1 : rounds;
   const means: number[][] = specs.map(() => []);
   const p50s: number[][] = specs.map(() => []);
   const ticks: number[] = specs.map(() => 0);
   for (let r = 0; r < n; r++) {
-    for (let i = 0; i < specs.length; i++) {
+    for (let j = 0; j < specs.length; j++) {
+      // With `rotate`, round r starts at the r-th op, so that no op always follows the same one (an op
+      // that allocates leaves the collector work that slows whatever runs next).
+      const i = rotate ? (j + r) % specs.length : j;
       const spec = specs[i] as OpSpec;
       const timing = await timeOp(spec.op, run.quick, spec.minCpuMs ?? 250);
       means[i]?.push(timing.mean);

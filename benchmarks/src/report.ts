@@ -6,7 +6,7 @@ import { describeEnvironment } from './env.js';
 import type { Comparison, Measurement, Results, Target } from './model.js';
 import { formatBytes, formatNs } from './op.js';
 
-const unitNames: Readonly<Record<Measurement['unit'], string>> = { alloc: 'alloc', call: 'call', step: 'step' };
+const unitNames: Readonly<Record<Measurement['unit'], string>> = { alloc: 'alloc', call: 'call', step: 'step', batch: 'batch' };
 
 function find(results: Results, id: string): Measurement {
   const m = results.measurements.find((x) => x.id === id);
@@ -58,6 +58,8 @@ export function targetText(t: Target | undefined): string {
       return t.fraction >= 1 ? 'no GCs at all' : `≥ ${Math.round(t.fraction * 100)}% fewer GCs`;
     case 'bytes-at-most':
       return t.bytes === 0 ? '0 B' : `≤ ${t.bytes} B`;
+    case 'copied-at-most':
+      return `${t.bytes === 0 ? '0 B' : `≤ ${t.bytes} B`} copied per task`;
   }
 }
 
@@ -93,12 +95,14 @@ export function targetsTable(results: Results): string {
   return lines.join('\n');
 }
 
-/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU, 8 dispatches`. */
+/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU, 8 dispatches`, `kissfft-wasm, n = 256`. */
 export function shortSection(section: string): string {
   if (section.startsWith('Host allocation')) return section.replace('Host allocation, ', '');
   if (section.startsWith('Verbs')) return 'softmax, n = 1,024';
   if (section.startsWith('Training')) return 'MLP training step';
   if (section.startsWith('WebGPU')) return `WebGPU, ${section.split(':')[1]?.split(',')[0]?.trim() ?? 'step'}`;
+  if (section.startsWith('Workers')) return `workers, ${section.replace(/^.*, ([\d,]+ rows).*$/, '$1')}`;
+  if (section.startsWith('WebAssembly')) return `kissfft-wasm, ${section.replace(/^.*, (n = [\d,]+).*$/, '$1')}`;
   return section;
 }
 
@@ -111,10 +115,11 @@ export function sectionTables(results: Results): string {
     const unit = unitNames[rows[0]?.unit ?? 'call'];
     const gcs = rows.some((m) => m.gcs !== undefined);
     const objects = rows.some((m) => m.gpuObjects !== undefined);
+    const tasks = rows.some((m) => m.copiedPerTask !== undefined);
     out.push(`### ${section}`, '');
     out.push(
-      `| what | time / ${unit} | bytes / ${unit} |${gcs ? ' GCs |' : ''}${objects ? ` new GPU objects / ${unit} |` : ''} vs peer | target | result |`,
-      `| --- | ---: | ---: |${gcs ? ' ---: |' : ''}${objects ? ' ---: |' : ''} --- | --- | --- |`,
+      `| what | time / ${unit} | bytes / ${unit} |${tasks ? ' bytes / task | copied / task |' : ''}${gcs ? ' GCs |' : ''}${objects ? ` new GPU objects / ${unit} |` : ''} vs peer | target | result |`,
+      `| --- | ---: | ---: |${tasks ? ' ---: | ---: |' : ''}${gcs ? ' ---: |' : ''}${objects ? ' ---: |' : ''} --- | --- | --- |`,
     );
     for (const m of rows) {
       const cs = results.comparisons.filter((c) => c.subject === m.id);
@@ -124,8 +129,11 @@ export function sectionTables(results: Results): string {
       const name = m.pol ? `**${m.label}**` : m.label;
       const gcCell = gcs ? ` ${m.gcs === undefined ? '' : `${m.gcs} / ${(m.gcSteps ?? 0).toLocaleString('en-US')}`} |` : '';
       const objectCell = objects ? ` ${m.gpuObjects === undefined ? '' : formatCount(m.gpuObjects)} |` : '';
+      const taskCells = tasks
+        ? ` ${m.tasksPerOp === undefined ? '' : formatBytes(m.bytesPerOp / m.tasksPerOp)} | ${m.copiedPerTask === undefined ? '' : formatBytes(m.copiedPerTask)} |`
+        : '';
       out.push(
-        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${gcCell}${objectCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
+        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${taskCells}${gcCell}${objectCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
       );
     }
     out.push('');
@@ -218,6 +226,13 @@ export function summaryLines(results: Results): string[] {
             formatCount,
           )} new GPU objects per ${unitNames[s.unit]}`
         : '';
+    const copied =
+      t?.kind === 'copied-at-most'
+        ? `, ${range(
+            list.map((c) => find(results, c.subject).copiedPerTask ?? Number.NaN),
+            (v) => formatBytes(v),
+          )} copied per task`
+        : '';
     const sizes = list.map((c) => sizeOf(c.subject)).filter((x) => x !== undefined);
     const met = list.filter((c) => c.met === true);
     let verdict: string;
@@ -226,7 +241,7 @@ export function summaryLines(results: Results): string[] {
     else verdict = `met at n = ${met.map((c) => sizeOf(c.subject)).join(', ')}; **missed** at the other sizes`;
     const where = sizes.length > 0 ? ` (n = ${sizes.join(', ')})` : '';
     out.push(
-      `${s.label} vs ${peerName}${where}: ${figure}${zero}${extra}${objects}; target ${targetText(first.target)}: ${verdict}.`,
+      `${s.label} vs ${peerName}${where}: ${figure}${zero}${extra}${objects}${copied}; target ${targetText(first.target)}: ${verdict}.`,
     );
   }
   return out;
@@ -278,7 +293,10 @@ export function chart(results: Results): string {
   const row = 20;
   const title = 28;
   const top = 56;
-  const decades = [1, 10, 100, 1e3, 1e4, 1e5, 1e6]; // 1 ns … 1 ms
+  // 1 ns … 1 ms, or further when a row takes longer (a 65,536-point transform).
+  const slowest = Math.max(1e6, ...results.measurements.map((m) => (Number.isFinite(m.timeNs) ? m.timeNs : 0)));
+  const allLabels = ['1 ns', '10 ns', '100 ns', '1 µs', '10 µs', '100 µs', '1 ms', '10 ms', '100 ms', '1 s'];
+  const decades = allLabels.slice(0, Math.min(allLabels.length, Math.ceil(Math.log10(slowest)) + 1)).map((_, i) => 10 ** i);
   const lo = Math.log10(decades[0] ?? 1);
   const hi = Math.log10(decades[decades.length - 1] ?? 1e6);
   const x = (ns: number): number => plotLeft + ((Math.log10(Math.max(ns, 1)) - lo) / (hi - lo)) * plotWidth;
@@ -307,7 +325,7 @@ export function chart(results: Results): string {
     y += 8;
   }
   const axisY = y + 4;
-  const tickLabels = ['1 ns', '10 ns', '100 ns', '1 µs', '10 µs', '100 µs', '1 ms'];
+  const tickLabels = allLabels;
   decades.forEach((d, i) => {
     parts.push(`<text x="${x(d).toFixed(1)}" y="${axisY + 12}" class="axis" text-anchor="middle">${tickLabels[i] ?? ''}</text>`);
   });

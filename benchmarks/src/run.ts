@@ -5,9 +5,11 @@ import { gpuStepSuites } from './gpu-steps.js';
 import { hostAllocation, hostSection, hostSizes } from './host.js';
 import type { Comparison, Measurement, Results, RunOptions } from './model.js';
 import { softmaxSection, trainingSection, verbsAndTraining } from './verbs.js';
+import { wasmSection, wasmSizes, wasmSuite } from './wasm.js';
+import { workersSection, workersSizes, workersSuite } from './workers.js';
 
 /** The suites, by the name `--only` takes. */
-export const suiteNames = ['host', 'verbs', 'gpu', 'gpu-steps', 'core'] as const;
+export const suiteNames = ['host', 'verbs', 'gpu', 'gpu-steps', 'core', 'wasm', 'workers'] as const;
 export type SuiteName = (typeof suiteNames)[number];
 
 /** Run the suites (all by default), in this process, and gather the results. */
@@ -48,6 +50,18 @@ export async function runBenchmarks(run: RunOptions, only: readonly SuiteName[] 
     measurements.push(...r.measurements);
     comparisons.push(...r.comparisons);
     sections.push(coreAllocSection, coreAwaitSection);
+  }
+  if (only.includes('wasm')) {
+    const r = await wasmSuite(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(...wasmSizes.map(wasmSection));
+  }
+  if (only.includes('workers')) {
+    const r = await workersSuite(run);
+    measurements.push(...r.measurements);
+    comparisons.push(...r.comparisons);
+    sections.push(...workersSizes.map(workersSection));
   }
   return {
     environment: environment(run.quick, gpu),

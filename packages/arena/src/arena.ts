@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * The arena: `ArenaImpl`, its offset, watermark, epoch and clock, the fast and slow paths of a
  * carve, marks, releases, frames and savepoints; and its public face, the `Arena` interface and
@@ -185,6 +186,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #disposed = false;
   // Gives the region's hold back (an arena made with a region holds it: see region.ts).
   readonly #unhold: (() => void) | undefined;
+  // Gives a claimed region of a shared slab back (see shared-slab.ts).
+  readonly #unclaim: (() => void) | undefined;
 
   // The hot path rounds offsets up to #maskUpTo up to the alignment by `(o + #alignAdd) & #alignMask`,
   // read from fields rather than worked out from `alignment` on every carve (see alignUp). #maskUpTo
@@ -288,6 +291,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     // closure is made only for such a storage.
     storage.attach?.(slab as never, this as never, () => this.#forget());
     this.#unhold = hold(storage, slab, region, this);
+    this.#unclaim = o.claim?.release;
+    if (o.claim !== undefined) this.#epoch = o.claim.epoch;
   }
 
   // The slab died (its storage says so): drop every cached array, so that the next carve at each
@@ -320,6 +325,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.#cache?.clear();
     this.#lives?.kill(0, this.#offset, Number.NEGATIVE_INFINITY, 'dispose', this.#epoch);
     this.#unhold?.();
+    this.#unclaim?.();
   }
 
   [Symbol.dispose](): void {

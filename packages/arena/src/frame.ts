@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" preserve="true" />
 /**
  * Arena frames: what `scratchspace(arena, f)` hands to `f`. A frame marks its arena when it opens
  * and retracts to that mark when it closes; it allocates only while it is the innermost open frame.

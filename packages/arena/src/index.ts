@@ -33,6 +33,15 @@ export { POISON_BYTE } from './host.js';
 export type { Mark } from './mark.js';
 export { pointer } from './pointer.js';
 export { defineStorage } from './registry.js';
+export {
+  type ClaimOptions,
+  claimRegion,
+  createSharedSlab,
+  describeSharedSlab,
+  freeRegion,
+  type SharedSlabDescription,
+  type SharedSlabLayout,
+} from './shared-slab.js';
 export type { ArrayLife, Slab, SlabKind, SlabStorage, SlabTypes, WasmMemory } from './storage.js';
 export type {
   ArenaDescription,

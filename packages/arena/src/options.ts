@@ -6,6 +6,7 @@
 
 import { InvalidArgumentError } from '@pol/core';
 import { describeValue, isPowerOfTwo, readOptions } from '@pol/core/backend';
+import { type ClaimHooks, claimKey } from './claim-key.js';
 import { InvalidAlignmentError } from './errors.js';
 import { type AnyStorage, checkStorage } from './storage.js';
 
@@ -17,6 +18,8 @@ export interface ArenaSettings {
   /** The region options as given, checked against the slab by `readRegion` (region.ts). */
   readonly byteOffset: unknown;
   readonly byteLength: unknown;
+  /** Set by `claimRegion` only (see claim-key.ts). */
+  readonly claim: ClaimHooks | undefined;
 }
 
 /**
@@ -37,6 +40,7 @@ export function arenaSettings(options: unknown): ArenaSettings {
     storage: o.storage as AnyStorage | undefined,
     byteOffset: o.byteOffset,
     byteLength: o.byteLength,
+    claim: (options as { [claimKey]?: ClaimHooks } | undefined)?.[claimKey],
   };
 }
 

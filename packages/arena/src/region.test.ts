@@ -17,17 +17,9 @@ import {
   StaleArrayError,
 } from './index.js';
 import { expectRefused, WasmMemoryClass } from './test-support/slabs.js';
+import { thrown } from './test-support/thrown.js';
 
 const memoryOf = (pages = 1, maximum = pages + 4) => new WasmMemoryClass({ initial: pages, maximum });
-
-function thrown(f: () => unknown): unknown {
-  try {
-    f();
-  } catch (error) {
-    return error;
-  }
-  return undefined;
-}
 
 describe('an arena over a region of a slab', () => {
   test('carves from the region only, counting offsets from its first byte', () => {

@@ -8,17 +8,17 @@
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { type Packed, packAll, releaseVersions, root, workspacePackages } from '@pol/packaging';
+import { type Packed, root, workspacePackages } from '@pol/packaging';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Outcome, run, tail } from './commands.js';
-import { publish, stageForRelease } from './publish.js';
-import { type Registry, startRegistry } from './registry.js';
+import { publishPackages } from './published.js';
+import type { Registry } from './registry.js';
 
 const minutes = (n: number) => n * 60_000;
 let work: string;
 let registry: Registry | undefined;
 let versions: ReadonlyMap<string, string>;
-let packed: Packed[];
+let packed: readonly Packed[];
 
 const templates = workspacePackages.filter((p) => p.dir.startsWith('examples/'));
 /** Each template's copy, and its `npm install`, started for all of them at once (they mostly wait on the network). */
@@ -41,22 +41,60 @@ function copyAndInstall(name: string, dir: string): void {
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'pol-registry-'));
-  registry = await startRegistry(join(work, 'registry'));
-  versions = await releaseVersions();
-  packed = packAll(join(work, 'packs'));
-  for (const p of packed) await publish(stageForRelease(p, versions, join(work, 'stage')), registry.url, registry.token, work);
+  ({ registry, versions, packed } = await publishPackages(work));
   for (const t of templates) copyAndInstall(basename(t.dir), t.dir);
 }, minutes(5));
 
 afterAll(async () => {
   await registry?.stop();
-  // Four projects' node_modules: removing them takes a while on a busy machine.
+  // The templates' node_modules: removing them takes a while on a busy machine.
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
 }, minutes(3));
 
 function expectSuccess(outcome: Outcome, what: string): void {
   expect(outcome.status, `${what} exited with ${outcome.status}:\n${tail(outcome)}`).toBe(0);
 }
+
+/** What a template's `npm start` must print, and the test's name for it. */
+interface StartCheck {
+  readonly what: string;
+  readonly check: (outcome: Outcome) => void;
+}
+
+/** The training templates' (node-cpu, node-webgpu): the loss falls. */
+const trainingCheck: StartCheck = {
+  what: 'trains the perceptron: the loss falls',
+  check: (outcome) => {
+    const loss = /loss: (\d+\.\d+) -> (\d+\.\d+)/.exec(outcome.output);
+    expect(loss, tail(outcome)).not.toBeNull();
+    expect(Number(loss?.[2])).toBeLessThan(Number(loss?.[1]) / 5);
+  },
+};
+
+/** The other templates', by folder name. */
+const startChecks: Readonly<Record<string, StartCheck>> = {
+  'node-wasm': {
+    what: 'transforms with KissFFT: results match the reference, the steady loop calls no malloc and allocates nothing',
+    check: (outcome) => {
+      const text = outcome.output;
+      expect(text.match(/ match$/gm)?.length, tail(outcome)).toBe(3);
+      expect(text).not.toMatch(/MISMATCH/);
+      expect(text, tail(outcome)).toContain('_malloc calls: 0, _free calls: 0; bytes written outside the region: 0');
+      expect(text, tail(outcome)).toContain('JavaScript bytes allocated per call: 0 at the worst size');
+    },
+  },
+  'node-workers': {
+    what: 'splits a batch over a piscina pool: the result equals one thread, the workers carve nothing new, no bytes copied',
+    check: (outcome) => {
+      const text = outcome.output;
+      expect(text, tail(outcome)).toMatch(/pooled Y equals the one-thread Y, bit for bit: ([\d,]+) of \1 values/);
+      expect(text, tail(outcome)).toContain('after the first task: no worker carved a new array or moved its watermark');
+      expect(text, tail(outcome)).toMatch(/: 0 B for its own work/);
+      expect(text, tail(outcome)).toContain('bytes of X and Y copied per task: 0;');
+      expect(text, tail(outcome)).toContain('claimed now: [false, false, false]');
+    },
+  },
+};
 
 /** Each package's name → the integrity of the tarball the registry serves for its release version. */
 const served = new Map<string, string>();
@@ -119,14 +157,13 @@ describe.each(templates.map((t) => [basename(t.dir), t] as const))('%s, copied o
   }
 
   if (scripts.start !== undefined) {
+    const started = startChecks[name] ?? trainingCheck;
     test(
-      'npm start trains the perceptron: the loss falls',
+      `npm start ${started.what}`,
       async () => {
         const outcome = await npm(['start']);
         expectSuccess(outcome, 'npm start');
-        const loss = /loss: (\d+\.\d+) -> (\d+\.\d+)/.exec(outcome.output);
-        expect(loss, tail(outcome)).not.toBeNull();
-        expect(Number(loss?.[2])).toBeLessThan(Number(loss?.[1]) / 5);
+        started.check(outcome);
       },
       minutes(5),
     );
