@@ -178,7 +178,9 @@ describe('CaptureViolation from Similar under capture', () => {
         /^A new float32\[3, 4\] array was refused: the device of Similar\(fake float32\[8\]\) is recording a capture, /,
       );
       expect(message).toMatch(/replay would bind it after it is gone\./);
-      expect(message).toMatch(/Pass an arena \(or a frame on one\) made before capture\(\), warmed up by running the step eagerly on it and sized from its watermark/);
+      expect(message).toMatch(
+        /Pass an arena \(or a frame on one\) made before capture\(\), warmed up by running the step eagerly on it and sized from its watermark/,
+      );
       expect((error as CaptureViolation).attempted).toBe('A new float32[3, 4] array');
     }
   });

@@ -163,11 +163,6 @@ function call(verb: VerbState, args: CallArgs): unknown {
     // 6. Close the frame, and return the outputs and checkpoints.
     frame.close();
     return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, returned, made);
-  } catch (error) {
-    // An async kernel's verb returns a promise: a refusal (a full or contended space, a bad
-    // argument) rejects it, as the kernel's own failures do, rather than throwing before it.
-    if (verb.async) return Promise.reject(error);
-    throw error;
   } finally {
     if (!pending) args.release();
   }

@@ -4,7 +4,7 @@
 // refusals of plain-JavaScript mistakes, the describers, their specs, the names they describe.
 
 import type { Kernel, Space } from '@pol/core';
-import { isAsyncFunction, savepointKey } from '@pol/core/backend';
+import { savepointKey } from '@pol/core/backend';
 import { CallArgs } from './arguments.js';
 import { NoSpaceError } from './errors.js';
 import { KernelCall } from './kernel-call.js';
@@ -26,8 +26,6 @@ export class VerbState {
   readonly returns: string | undefined;
   /** Whether the kernel receives an options object (an `outParameters` kernel does not: its function is positional). */
   readonly passesOptions: boolean;
-  /** Whether the kernel is an `async` function: then the verb returns a promise, and its refusals reject it. */
-  readonly async: boolean;
   #args = new CallArgs();
   #signature: Signature | undefined | null = null;
 
@@ -44,7 +42,6 @@ export class VerbState {
     this.label = `Allocating(${name})`;
     this.declared = kernel.length - 1;
     this.call = new KernelCall(kernel as unknown as (...args: unknown[]) => unknown, this.declared);
-    this.async = isAsyncFunction(kernel);
   }
 
   /** The argument record for a new call: the verb's own, or a fresh one while that is taken. */
