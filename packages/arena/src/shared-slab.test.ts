@@ -135,14 +135,16 @@ describe('claimRegion', () => {
     expect(claimRegion(slab).capacity).toBe(256);
   });
 
-  test('bad region indices are refused with InvalidRegionError', () => {
+  test('bad region indices are refused with InvalidRegionError, and the header is as it was', () => {
     const slab = createSharedSlab({ regions: 2, regionByteLength: 256 });
+    const header = new Uint8Array(slab, 0, 256).slice();
     for (const region of [-1, 2, 0.5, Number.NaN, '0']) {
       const error = thrown(() => claimRegion(slab, { region: region as never }));
       expect(error, String(region)).toBeInstanceOf(InvalidRegionError);
       expect((error as Error).message).toMatch(/region must be a whole number from 0 to 1/);
     }
     expect(describeSharedSlab(slab).claimed).toEqual([false, false]);
+    expect(new Uint8Array(slab, 0, 256)).toEqual(header); // no claim token was taken either
   });
 
   test('anything but a shared slab is refused with InvalidSlabError', () => {

@@ -211,10 +211,12 @@ export function claimRegion(slab: SharedArrayBuffer, options?: ClaimOptions): Ar
   const header = headerOf(slab, call);
   const o = readOptions(call, options, ['region', 'alignment', 'checked']);
   const words = header.words;
+  // The region is checked before a token is taken: a refused call leaves the header as it was.
+  const requested = o.region === undefined ? undefined : checkIndex(header, o.region, call);
   const token = nextToken(words);
   let region: number;
-  if (o.region !== undefined) {
-    region = checkIndex(header, o.region, call);
+  if (requested !== undefined) {
+    region = requested;
     const holder = Atomics.compareExchange(words, FIRST_REGION_WORD + 2 * region, 0, token);
     if (holder !== 0) throw claimed(region, header.regions, holder);
   } else {
