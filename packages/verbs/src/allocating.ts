@@ -1,23 +1,10 @@
-import { type Frame, InvalidArgumentError, type Kernel, type Space } from '@pol/core';
-import {
-  closeAfterFailure,
-  commit,
-  describeValue,
-  isThenable,
-  noSavepoint,
-  openFrame,
-  readOptions,
-  rollback,
-  savepoint,
-} from '@pol/core/backend';
-import { type CallArgs, resolveSpace } from './arguments.js';
+import { InvalidArgumentError, type Kernel } from '@pol/core';
+import { describeValue, readOptions } from '@pol/core/backend';
+import { call } from './call.js';
 import { NotAKernelError } from './errors.js';
 import { adapterOf } from './out-parameters.js';
-import { checkOutputs } from './outputs-check.js';
-import type { Plan } from './plan.js';
-import { diagnose } from './refusals.js';
-import type { Made } from './reuse.js';
 import type { AllocatingOptions, Verb } from './signature.js';
+import { SteadyCalls } from './steady.js';
 import { VerbState } from './verb-state.js';
 
 /**
@@ -74,6 +61,7 @@ export function Allocating<F extends Kernel>(f: F, options?: AllocatingOptions):
     throw new InvalidArgumentError(`Allocating(kernel, options): checked must be true or false, got ${describeValue(checked)}.`);
   }
   const state = new VerbState(f, f.name === '' ? 'anonymous kernel' : f.name, checked === true, adapterOf(f));
+  const steady = new SteadyCalls();
   // Eight named parameters and the argument count, rather than a rest parameter: the count tells
   // `verb(x)` from `verb(x, undefined)`, and the arguments go straight into the verb's reused record.
   const verb = function (
@@ -102,104 +90,11 @@ export function Allocating<F extends Kernel>(f: F, options?: AllocatingOptions):
     // biome-ignore lint/complexity/noArguments: arguments past the eighth, rare, read by index.
     for (let i = 8; i < n; i++) v[i] = arguments[i];
     args.count = n;
-    return call(state, args);
+    // A call of a shape this verb ran on this space before goes the short way (see steady.ts).
+    const kept = steady.find(args);
+    return kept !== undefined ? kept.run(state, args) : call(state, args, steady);
   };
   Object.defineProperty(verb, 'name', { value: f.name, configurable: true });
   Object.defineProperty(verb, 'kernel', { value: f, enumerable: true });
   return verb as unknown as Verb<F>;
-}
-
-// One call, in six steps. Everything that can refuse the call runs before anything is allocated;
-// after that, a failure (a full space, the kernel's throw or rejection) closes the frame and rolls
-// the outputs and checkpoints back, and success commits their savepoint once the kernel returned
-// (or its promise resolved).
-function call(verb: VerbState, args: CallArgs): unknown {
-  let pending = false;
-  try {
-    // 1. The arguments: the space if it comes first, the inputs, the options object.
-    args.split(verb.declared, verb.spaces);
-    // 2. The plan for their shapes: kept, or made now (which checks the call in full).
-    const plan = verb.planFor(args);
-    // 3. The space, checked mode, and the caller's own buffers against the plan.
-    const space = args.start === 1 ? (args.values[0] as Space) : resolveSpace(args.values, 0, args.inputs);
-    if (space === undefined) throw verb.nowhere(args);
-    const checked = verb.isChecked(space, args);
-    if (checked && !args.fresh) verb.verify(plan, args);
-    const options = args.options;
-    if (options !== undefined) plan.checkSupplied(verb.label, options);
-    // 4. Outputs and checkpoints from the unframed space, under one savepoint, and the verb's frame.
-    const made = verb.madeFor(plan, space, args);
-    const token = plan.allocates ? savepoint(space) : noSavepoint;
-    let result: Record<string, unknown>;
-    let frame: Frame;
-    try {
-      result = plan.materializeResult(space, options, made);
-      frame = openFrame(space);
-    } catch (error) {
-      rollback(space, token, error);
-      throw error;
-    }
-    // 5. Scratch from the frame, then the kernel, with the frame as its ambient space.
-    let returned: unknown;
-    try {
-      const kernelOptions = !verb.passesOptions
-        ? undefined
-        : plan.needsOptions
-          ? plan.kernelOptions(frame, options, result, made)
-          : options;
-      returned = verb.call.call(frame, result, args, kernelOptions);
-      if (isThenable(returned)) {
-        pending = true;
-        return settle(verb, args, plan, returned, frame, space, token, result, { checked, made });
-      }
-      checkOutputs(verb, plan, result, checked);
-      // The work succeeded: a space that tracks its arrays for rollback (Similar over GPU memory) lets go.
-      commit(space, token);
-    } catch (error) {
-      closeAfterFailure(frame, error);
-      rollback(space, token, error);
-      throw diagnose(verb, args, error, 'kernel');
-    }
-    // 6. Close the frame, and return the outputs and checkpoints.
-    frame.close();
-    return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, returned, made);
-  } finally {
-    if (!pending) args.release();
-  }
-}
-
-// An async kernel: the frame stays open until its promise settles, then closes; the outputs'
-// savepoint is held until then too, committed on resolution, rolled back on rejection as for a
-// synchronous throw.
-function settle(
-  verb: VerbState,
-  args: CallArgs,
-  plan: Plan,
-  returned: PromiseLike<unknown>,
-  frame: Frame,
-  space: Space,
-  token: unknown,
-  result: Record<string, unknown>,
-  mode: { readonly checked: boolean; readonly made: Made | undefined },
-): Promise<unknown> {
-  const fail = (error: unknown): never => {
-    closeAfterFailure(frame, error);
-    rollback(space, token, error);
-    throw diagnose(verb, args, error, 'kernel');
-  };
-  return Promise.resolve(returned)
-    .then(
-      (value) => {
-        try {
-          checkOutputs(verb, plan, result, mode.checked);
-          commit(space, token);
-        } catch (error) {
-          fail(error);
-        }
-        frame.close();
-        return verb.returns === undefined ? result : plan.withReturned(result, verb.returns, value, mode.made);
-      },
-      (error: unknown) => fail(error),
-    )
-    .finally(() => args.release());
 }

@@ -76,10 +76,12 @@ export class Plan {
   /** Whether the result has anything to allocate from the space (then the call takes a savepoint). */
   readonly allocates: boolean;
 
-  // What every call materializes: the result (outputs, then checkpoints) from the space, and the
-  // scratch from the verb's frame.
-  readonly #result: SpecPlan;
-  readonly #scratch: SpecPlan;
+  /** What every call materializes from the space: the result (outputs, then checkpoints). */
+  readonly result: SpecPlan;
+  /** What every call materializes from the verb's frame: the scratch. */
+  readonly scratch: SpecPlan;
+  /** Whether the verb keeps this plan for later calls (it does unless a spec passes an argument through). */
+  kept = false;
   // The objects made last, by the space they were made from (see reuse.ts).
   readonly #made = new MadeBySpace();
 
@@ -93,9 +95,9 @@ export class Plan {
     this.specs = specs;
     this.checkpointNames = namesOf(specs.checkpoints);
     this.scratchNames = namesOf(specs.scratch);
-    this.#result = new SpecPlan([specs.outputs, specs.checkpoints]);
-    this.#scratch = new SpecPlan([specs.scratch]);
-    this.resultNames = this.#result.names;
+    this.result = new SpecPlan([specs.outputs, specs.checkpoints]);
+    this.scratch = new SpecPlan([specs.scratch]);
+    this.resultNames = this.result.names;
     this.optionNames = [...this.checkpointNames, ...this.scratchNames];
     this.needsOptions = this.optionNames.length > 0;
     this.allocates = allocatesAnything(specs.outputs) || allocatesAnything(specs.checkpoints);
@@ -185,7 +187,7 @@ export class Plan {
    * object: the one made last from this space (`made`) when it holds the very same values.
    */
   materializeResult(space: Space, options: Record<string, unknown> | undefined, made: Made | undefined): Record<string, unknown> {
-    const result = this.#result;
+    const result = this.result;
     try {
       result.fill(space, options);
       const out = sameOrFresh(made?.result, result.names, result.values);
@@ -198,14 +200,14 @@ export class Plan {
 
   /** `{ ...result, [name]: value }`: the result of a kernel that keeps its return value. */
   withReturned(result: Record<string, unknown>, name: string, value: unknown, made: Made | undefined): Record<string, unknown> {
-    const values = this.#result.values;
+    const values = this.result.values;
     try {
       for (let j = 0; j < this.resultNames.length; j++) values[j] = result[this.resultNames[j] as string];
       const out = sameOrFresh(made?.returned, this.resultNames, values, name, value);
       if (made !== undefined) made.returned = out;
       return out;
     } finally {
-      this.#result.clear();
+      this.result.clear();
     }
   }
 
@@ -220,7 +222,7 @@ export class Plan {
     result: Record<string, unknown>,
     made: Made | undefined,
   ): Record<string, unknown> {
-    const scratch = this.#scratch;
+    const scratch = this.scratch;
     try {
       scratch.fill(frame, options);
       const last = made?.options;

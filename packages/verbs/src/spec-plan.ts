@@ -20,12 +20,14 @@ export class SpecPlan {
   /** This call's values, by the index of their name in `names`; `clear()` empties it. */
   readonly values: unknown[] = [];
   readonly #specs: readonly Spec[];
-  // Every name's dtype, dims and zeroing, read once from its Undef, when every top-level value is
-  // one; else `#flat` is false (core's path).
-  readonly #flat: boolean;
-  readonly #dtypes: DType[] = [];
-  readonly #dims: (readonly number[])[] = [];
-  readonly #zeroed: boolean[] = [];
+  /**
+   * Whether every top-level value is an Undef: then `dtypes`, `dims` and `zeroed` hold each name's,
+   * read once (what a steady call carves from, see steady.ts); else they are empty (core's path).
+   */
+  readonly flat: boolean;
+  readonly dtypes: DType[] = [];
+  readonly dims: (readonly number[])[] = [];
+  readonly zeroed: boolean[] = [];
   // The general path's object for materializeInto to write into; never handed out.
   readonly #staging: Record<string, unknown> = {};
 
@@ -38,28 +40,33 @@ export class SpecPlan {
         names.push(name);
         const value = spec[name];
         if (isUndef(value)) {
-          this.#dtypes.push(value.dtype);
-          this.#dims.push(value.dims);
-          this.#zeroed.push(value.zeroed);
+          this.dtypes.push(value.dtype);
+          this.dims.push(value.dims);
+          this.zeroed.push(value.zeroed);
         } else flat = false;
       }
     }
     this.names = names;
-    this.#flat = flat;
+    this.flat = flat;
+    if (!flat) {
+      this.dtypes.length = 0;
+      this.dims.length = 0;
+      this.zeroed.length = 0;
+    }
   }
 
   /** Materialize every name into `values`: the caller's buffer under it (in `supplied`), else from `space`. */
   fill(space: Space, supplied: Readonly<Record<string, unknown>> | undefined): void {
     // Two methods, so that the flat one, a steady call's, is small enough for V8 to inline.
-    if (this.#flat) this.#fillFlat(space, supplied);
+    if (this.flat) this.#fillFlat(space, supplied);
     else this.#fillSpecs(space, supplied);
   }
 
   #fillFlat(space: Space, supplied: Readonly<Record<string, unknown>> | undefined): void {
     const { names, values } = this;
-    const dtypes = this.#dtypes;
-    const dims = this.#dims;
-    const zero = this.#zeroed;
+    const dtypes = this.dtypes;
+    const dims = this.dims;
+    const zero = this.zeroed;
     for (let j = 0; j < names.length; j++) {
       const given = supplied === undefined ? undefined : supplied[names[j] as string];
       if (given !== undefined) {

@@ -155,7 +155,10 @@ export class VerbState {
     refuseExtraInputs(this, args, plan);
     // A spec that passes one of the call's own arrays through depends on identity, not shape:
     // such a call is described anew every time.
-    if (!plan.passesArgumentsThrough(args)) this.plans.add(plan);
+    if (!plan.passesArgumentsThrough(args)) {
+      plan.kept = true;
+      this.plans.add(plan);
+    }
     args.fresh = true;
     return plan;
   }

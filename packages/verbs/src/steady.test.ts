@@ -1,0 +1,199 @@
+// A verb's steady calls: what is kept, for which calls it is found, and that a call that takes
+// the short way refuses, rolls back and reuses exactly as the general path does. (reuse.test.ts
+// compares random call sequences of a remembering verb with verbs that remember nothing, which
+// covers the steady path's results against the general one's.)
+import { Arena, ArenaFullError, mark, retract } from '@pol/arena';
+import { describe, type HostArray, hostArray, Similar, type Space, scratchspace, Undef, withspace } from '@pol/core';
+import { expect, describe as group, test } from 'vitest';
+import { Allocating } from './allocating.js';
+import { BufferMismatchError } from './errors.js';
+import { SteadyCalls } from './steady.js';
+import { VerbState } from './verb-state.js';
+
+type F32 = HostArray<'float32'>;
+
+class Refused extends Error {}
+
+const scaleInto = describe(
+  function scaleInto(out: { y: F32 }, x: F32, options: { tmp: F32; by?: number }): void {
+    if ((x.data[0] ?? 0) < 0) throw new Refused('negative first element');
+    for (let i = 0; i < x.data.length; i++) options.tmp.data[i] = (x.data[i] ?? 0) * (options.by ?? 2);
+    out.y.data.set(options.tmp.data);
+  },
+  { outputs: (x: F32) => ({ y: Undef(x) }), scratch: (x: F32) => ({ tmp: Undef(x) }) },
+);
+
+const f32 = (...v: number[]): F32 => hostArray(Float32Array.from(v));
+
+// A verb's state and steady calls, driven by hand: split `values` as a call would, find or make
+// its plan, and keep a steady call for it on `space`.
+function kept(space: Space, values: readonly unknown[]) {
+  const state = new VerbState(scaleInto as never, 'scaleInto', false, undefined);
+  const calls = new SteadyCalls();
+  const args = state.takeArgs();
+  values.forEach((v, i) => {
+    args.values[i] = v;
+  });
+  args.count = values.length;
+  args.split(state.declared, state.spaces);
+  const plan = state.planFor(args);
+  calls.keep(plan, space, plan.madeFrom(space), args);
+  args.release();
+  const find = (...call: unknown[]) => {
+    const a = state.takeArgs();
+    call.forEach((v, i) => {
+      a.values[i] = v;
+    });
+    a.count = call.length;
+    const found = calls.find(a);
+    const where = found === undefined ? undefined : { start: a.start, inputs: a.inputs, options: a.options };
+    a.release();
+    return { found, where };
+  };
+  return { calls, find };
+}
+
+group('SteadyCalls', () => {
+  test('finds a kept call for the same space and shape, and says where its inputs and options are', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 12));
+    const x = f32(1, 2, 3);
+    const { find } = kept(arena, [arena, x]);
+    const same = find(arena, f32(4, 5, 6));
+    expect(same.found?.space).toBe(arena);
+    expect(same.where).toEqual({ start: 1, inputs: 1, options: undefined });
+    expect(find(arena, f32(1, 2)).found).toBeUndefined(); // other dims
+    expect(find(arena, x, { by: 3 }).found).toBeUndefined(); // options: another shape of call
+    expect(find(new Arena(new ArrayBuffer(1 << 12)), x).found).toBeUndefined(); // another space
+    expect(find(x).found).toBeUndefined(); // unscoped, nothing bound
+    expect(find().found).toBeUndefined();
+  });
+
+  test('a call with options is found with any options object its describers did not read', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 12));
+    const x = f32(1, 2, 3);
+    const { find } = kept(arena, [arena, x, { by: 3 }]);
+    const options = { by: 5 };
+    expect(find(arena, x, options).where).toEqual({ start: 1, inputs: 1, options });
+    expect(find(arena, x).found).toBeUndefined();
+  });
+
+  test('an ambient call is found through the bound space', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 12));
+    const x = f32(1, 2, 3);
+    scratchspace(arena, (frame) => {
+      const { find } = kept(frame, [x]);
+      expect(find(x).where).toEqual({ start: 0, inputs: 1, options: undefined });
+      expect(find(frame, x).found).toBeUndefined(); // the frame passed first: another shape of call
+      scratchspace(frame, () => {
+        expect(find(x).found).toBeUndefined(); // another frame bound
+      });
+    });
+  });
+
+  test(`keeps at most ${SteadyCalls.capacity} calls per space`, () => {
+    const arena = new Arena(new ArrayBuffer(1 << 16));
+    const calls = new SteadyCalls();
+    const state = new VerbState(scaleInto as never, 'scaleInto', false, undefined);
+    for (let n = 1; n <= SteadyCalls.capacity + 3; n++) {
+      const args = state.takeArgs();
+      args.values[0] = arena;
+      args.values[1] = hostArray(new Float32Array(n));
+      args.count = 2;
+      args.split(state.declared, state.spaces);
+      const plan = state.planFor(args);
+      calls.keep(plan, arena, plan.madeFrom(arena), args);
+      args.release();
+    }
+    let found = 0;
+    for (let n = 1; n <= SteadyCalls.capacity + 3; n++) {
+      const args = state.takeArgs();
+      args.values[0] = arena;
+      args.values[1] = hostArray(new Float32Array(n));
+      args.count = 2;
+      if (calls.find(args) !== undefined) found++;
+      args.release();
+    }
+    expect(found).toBe(SteadyCalls.capacity);
+  });
+});
+
+group('a steady call', () => {
+  // The first call keeps the steady call; the ones after take it.
+  function steadyVerb() {
+    const verb = Allocating(scaleInto);
+    const arena = new Arena(new ArrayBuffer(1 << 10), { alignment: 16 });
+    const start = mark(arena);
+    const x = f32(1, 2, 3, 4);
+    const first = verb(arena, x);
+    retract(arena, start);
+    return { verb, arena, start, x, first };
+  }
+
+  test('returns what the first call returned: the same arrays, in the same object, with the kernel run again', () => {
+    const { verb, arena, start, x, first } = steadyVerb();
+    x.data[0] = 5;
+    const again = verb(arena, x);
+    expect(again).toBe(first);
+    expect(Array.from(again.y.data)).toEqual([10, 4, 6, 8]);
+    retract(arena, start);
+    expect(verb(arena, x, { by: 3 }).y.data[0]).toBe(15); // with options: the plan's own options object
+    retract(arena, start);
+    expect(verb(arena, x)).toBe(first); // and back
+  });
+
+  test('refuses a caller buffer of the wrong shape before anything is allocated', () => {
+    const { verb, arena, x } = steadyVerb();
+    const before = arena.describe();
+    expect(() => verb(arena, x, { y: f32(1, 2) })).toThrow(BufferMismatchError);
+    expect(arena.describe()).toEqual(before);
+  });
+
+  test('rolls back when the kernel throws, and the next call is steady again', () => {
+    const { verb, arena, start, first } = steadyVerb();
+    const before = arena.describe();
+    expect(() => verb(arena, f32(-1, 2, 3, 4))).toThrow(Refused);
+    expect(arena.describe()).toEqual(before);
+    expect(verb(arena, f32(1, 1, 1, 1))).toBe(first);
+    retract(arena, start);
+  });
+
+  test('refuses a carve past the capacity, changing nothing', () => {
+    const { verb, arena, x } = steadyVerb();
+    arena.alloc('uint8', [1024 - 16]); // room for y, not for tmp: the frame's carve fails after y's
+    const before = arena.describe();
+    expect(() => verb(arena, x)).toThrow(ArenaFullError);
+    // Everything but the count of views made: y's, at a new place, was made before tmp's carve failed.
+    expect({ ...arena.describe(), arraysCreated: 0 }).toEqual({ ...before, arraysCreated: 0 });
+  });
+
+  test('on an ambient frame: the same results as passing the frame, and none kept on a checked arena', () => {
+    const verb = Allocating(scaleInto);
+    const x = f32(1, 2);
+    for (const checked of [false, true]) {
+      const arena = new Arena(new ArrayBuffer(1 << 10), { checked });
+      const seen: unknown[] = [];
+      for (let i = 0; i < 3; i++) {
+        withspace(arena, () =>
+          scratchspace((frame) => {
+            const { y } = verb(x);
+            expect(y.data.buffer).toBe(arena.slab);
+            expect(Array.from(y.data)).toEqual([2, 4]);
+            seen.push(verb(frame, x).y);
+          }),
+        );
+      }
+      // Unchecked, the same places give the same arrays; checked, every carve is a fresh array.
+      expect(new Set(seen).size).toBe(checked ? 3 : 1);
+    }
+  });
+
+  test('is never kept on a space without savepoints', () => {
+    const verb = Allocating(scaleInto);
+    const x = f32(1, 2);
+    const space = Similar(x);
+    const a = verb(space, x);
+    const b = verb(space, x);
+    expect(a).not.toBe(b);
+    expect(a.y).not.toBe(b.y);
+  });
+});

@@ -1,0 +1,233 @@
+// Internal: a verb's steady calls. Once a call on a space with savepoints (an arena, a frame on
+// one) has found its plan, the verb keeps, for that space and that shape of arguments, everything
+// the general path (call.ts) works out again on every call: where the space is among the
+// arguments, which plan applies, whether the call is checked, what the plan made there last. A
+// later call on the same space (passed first, or bound as the ambient space) whose arguments have
+// that shape is then recognised by one lookup and the plan's key, and goes straight to execute.ts.
+// Its scratch, when the call passes no options object, is carved by the steady call's own loop
+// (monomorphic in the frames it sees, which the plan's shared materializer is not).
+//
+// What is skipped is only what the kept record already answers: the typed refusals ran when the
+// plan was made, for arguments of this very shape; the caller's buffers are checked on every call
+// that passes an options object; rollback, the frame, and the result's reuse are execute.ts's, the
+// same code as the general path's. Checked calls never take this path (they describe every call).
+
+import { ambientspace, type DType, type Frame, type Space, zeroArray } from '@pol/core';
+import { commitKey, frameKey, noSavepoint, openFrame, openFrameKey, savepointKey } from '@pol/core/backend';
+import { type CallArgs, UNBOUND } from './arguments.js';
+import { execute, type SteadyParts } from './execute.js';
+import type { ValueKey } from './key.js';
+import type { Plan } from './plan.js';
+import type { Made } from './reuse.js';
+import type { SpecPlan } from './spec-plan.js';
+import type { VerbState } from './verb-state.js';
+
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/** One kept shape of call on one space. */
+export class SteadyCall implements SteadyParts {
+  /** The call's argument count, where the space is (1: first; 0: the ambient space), and how many inputs follow. */
+  readonly count: number;
+  readonly start: number;
+  readonly inputs: number;
+  readonly #keys: readonly ValueKey[];
+  readonly #optionsKey: ValueKey | undefined;
+  // The space's protocol methods, read once. `#open` is undefined for a frame, which goes through
+  // core's openFrame (it refuses a closed frame for every backend).
+  readonly #save: () => unknown;
+  readonly #commit: ((token: unknown) => void) | undefined;
+  readonly #open: (() => Frame) | undefined;
+  // The result's and the scratch's layouts (see SpecPlan), and the checkpoints the options carry.
+  readonly #result: SpecPlan;
+  readonly #scratch: SpecPlan;
+  readonly #checkpoints: readonly string[];
+  // This call's arrays, until the object that holds them is settled; emptied before it returns.
+  readonly #values: unknown[];
+
+  constructor(
+    readonly space: Space,
+    readonly plan: Plan,
+    readonly made: Made,
+    args: CallArgs,
+  ) {
+    this.count = args.count;
+    this.start = args.start;
+    this.inputs = args.inputs;
+    this.#keys = plan.keys;
+    this.#optionsKey = plan.optionsKey;
+    this.#save = space[savepointKey] as () => unknown;
+    this.#commit = space[commitKey];
+    this.#open = (space as { [frameKey]?: unknown })[frameKey] === true ? undefined : space[openFrameKey];
+    this.#result = plan.result;
+    this.#scratch = plan.scratch;
+    this.#checkpoints = plan.checkpointNames;
+    this.#values = [];
+  }
+
+  /**
+   * Whether `args` (on this call's space, found by the caller) has this call's shape; if so, says
+   * where its inputs and options are, as `split` would. Allocates nothing.
+   */
+  matches(args: CallArgs): boolean {
+    if (args.count !== this.count) return false;
+    const values = args.values;
+    const start = this.start;
+    const keys = this.#keys;
+    for (let i = 0; i < keys.length; i++) if (!(keys[i] as ValueKey).matches(values[start + i])) return false;
+    let options: Record<string, unknown> | undefined;
+    const optionsKey = this.#optionsKey;
+    if (optionsKey !== undefined) {
+      // A group key matches plain objects only: what `split` takes as the options object.
+      const last = values[this.count - 1];
+      if (!optionsKey.matches(last)) return false;
+      options = last as Record<string, unknown>;
+    }
+    args.start = start;
+    args.inputs = this.inputs;
+    args.options = options;
+    return true;
+  }
+
+  /** Run the call: the caller's buffers checked, then execute.ts with this call's parts. */
+  run(verb: VerbState, args: CallArgs): unknown {
+    const options = args.options;
+    if (options !== undefined) {
+      try {
+        this.plan.checkSupplied(verb.label, options);
+      } catch (error) {
+        args.release();
+        throw error;
+      }
+    }
+    return execute(verb, args, this.plan, this.space, this.made, false, this);
+  }
+
+  save(): unknown {
+    return this.#save.call(this.space);
+  }
+
+  commit(token: unknown): void {
+    if (token !== noSavepoint) this.#commit?.call(this.space, token);
+  }
+
+  open(): Frame {
+    const open = this.#open;
+    return open !== undefined ? open.call(this.space) : openFrame(this.space);
+  }
+
+  result(): Record<string, unknown> {
+    const layout = this.#result;
+    if (!layout.flat) return this.plan.materializeResult(this.space, undefined, this.made);
+    const made = this.made;
+    const last = made.result;
+    const out = this.#carve(this.space, layout, last, undefined);
+    if (out !== last) made.result = out;
+    return out;
+  }
+
+  kernelOptions(frame: Frame, result: Record<string, unknown>): Record<string, unknown> {
+    const layout = this.#scratch;
+    const made = this.made;
+    if (!layout.flat) return this.plan.kernelOptions(frame, undefined, result, made);
+    // An options object made with the caller's keys is not this call's (which passed none).
+    const last = made.optionKeys.length === 0 ? made.options : undefined;
+    const out = this.#carve(frame, layout, last, result);
+    if (out !== last) {
+      made.options = out;
+      made.optionKeys = NO_KEYS;
+    }
+    return out;
+  }
+
+  // Carve every name of `layout` from `space`, zeroing where its Undef says so, and return `last`
+  // when it holds exactly these arrays (and, for the options object, the checkpoints of `result`,
+  // which come first in it), else a fresh object: the rule of reuse.ts.
+  #carve(
+    space: Space,
+    layout: SpecPlan,
+    last: Record<string, unknown> | undefined,
+    result: Record<string, unknown> | undefined,
+  ): Record<string, unknown> {
+    const names = layout.names;
+    const dtypes = layout.dtypes;
+    const dims = layout.dims;
+    const zeroed = layout.zeroed;
+    const checkpoints = result === undefined ? NO_KEYS : this.#checkpoints;
+    if (names.length === 1 && checkpoints.length === 0) {
+      // One name, most kernels' shape: no staging, no loop.
+      const name = names[0] as string;
+      const array = space.alloc(dtypes[0] as DType, dims[0] as readonly number[]);
+      if (zeroed[0] === true) zeroArray(array);
+      if (last !== undefined && last[name] === array) return last;
+      const out: Record<string, unknown> = {};
+      out[name] = array;
+      return out;
+    }
+    const values = this.#values;
+    let same = last !== undefined;
+    try {
+      for (let j = 0; j < names.length; j++) {
+        const array = space.alloc(dtypes[j] as DType, dims[j] as readonly number[]);
+        if (zeroed[j] === true) zeroArray(array);
+        values[j] = array;
+        if (same && (last as Record<string, unknown>)[names[j] as string] !== array) same = false;
+      }
+      for (let j = 0; same && j < checkpoints.length; j++) {
+        const name = checkpoints[j] as string;
+        if ((last as Record<string, unknown>)[name] !== (result as Record<string, unknown>)[name]) same = false;
+      }
+      if (same) return last as Record<string, unknown>;
+      const out: Record<string, unknown> = {};
+      for (let j = 0; j < checkpoints.length; j++) {
+        const name = checkpoints[j] as string;
+        out[name] = (result as Record<string, unknown>)[name];
+      }
+      for (let j = 0; j < names.length; j++) out[names[j] as string] = values[j];
+      return out;
+    } finally {
+      for (let j = 0; j < names.length; j++) values[j] = undefined;
+    }
+  }
+}
+
+/**
+ * A verb's steady calls, by space, held as long as the space lives (a `WeakMap`: a verb never
+ * keeps a space alive). At most {@link SteadyCalls.capacity} per space, as many as plans a verb keeps.
+ */
+export class SteadyCalls {
+  static readonly capacity = 8;
+  readonly #bySpace = new WeakMap<object, SteadyCall[]>();
+  // Whether any steady call is on an ambient space: until then an unmatched call does not look one up.
+  #ambient = false;
+
+  /** The steady call `args` matches (and `args` split for it), or undefined. Allocates nothing. */
+  find(args: CallArgs): SteadyCall | undefined {
+    // WeakMap.get answers undefined for a primitive, without a test here.
+    let calls = this.#bySpace.get(args.values[0] as object);
+    let start = 1;
+    if (calls === undefined) {
+      if (!this.#ambient) return undefined;
+      calls = this.#bySpace.get(ambientspace(UNBOUND));
+      if (calls === undefined) return undefined;
+      start = 0;
+    }
+    for (let i = 0; i < calls.length; i++) {
+      const steady = calls[i] as SteadyCall;
+      if (steady.start === start && steady.matches(args)) return steady;
+    }
+    return undefined;
+  }
+
+  /** Keep a steady call for `plan` on `space`, with the shape of `args` (split already). */
+  keep(plan: Plan, space: Space, made: Made, args: CallArgs): void {
+    let calls = this.#bySpace.get(space);
+    if (calls === undefined) {
+      calls = [];
+      this.#bySpace.set(space, calls);
+    }
+    const steady = new SteadyCall(space, plan, made, args);
+    if (calls.length < SteadyCalls.capacity) calls.push(steady);
+    else calls[calls.length - 1] = steady;
+    if (args.start === 0) this.#ambient = true;
+  }
+}
