@@ -20,7 +20,7 @@ import {
   modelArenas,
   placeModel,
   trainStep,
-} from 'pol-example-node-webgpu/mlp-gpu';
+} from '@pol/webgpu/examples';
 import {
   bufferPerStep,
   compiledKernels,
@@ -33,6 +33,10 @@ import {
   type StepPlan,
 } from './gpu-plan.js';
 import { type PolPlanStep, polPlanStep } from './gpu-pol-plan.js';
+
+// The example's pieces that the tfjs sections run on models of their own, re-exported from here so
+// that the example is imported in one place.
+export { destroyArenas, GpuKernels, type GpuModel, type ModelArenas, modelArenas, trainStep };
 
 /** The example's settings: its data and weights come from this seed, its SGD uses this rate. */
 export const placement = { seed: 1, hidden: 16 } as const;

@@ -4,7 +4,7 @@
  * `unsupported` (no WebGPU here) or `failed`, and the status line says why.
  */
 import { instrument } from '@pol/webgpu';
-import { type CapturedRun, trainOnGpu } from './mlp-gpu.js';
+import { type CapturedRun, trainOnGpu } from '@pol/webgpu/examples';
 import { drawPicture, kib } from './picture.js';
 
 declare global {

@@ -4,7 +4,7 @@
  * each dispatch binds there drawn solid, and the watermark; on the right, the loss so far. The
  * parameters live on a slab of their own, named under the picture, not drawn.
  */
-import type { DispatchRecord } from './mlp-gpu.js';
+import type { DispatchRecord } from '@pol/webgpu/examples';
 
 export interface PictureState {
   /** The step arena's slab size (bytes). */

@@ -1,5 +1,5 @@
+import { trainOnGpu } from '@pol/webgpu/examples';
 import { requestDevice } from './device.js';
-import { trainOnGpu } from './mlp-gpu.js';
 
 const got = await requestDevice();
 if (got.device === undefined) {

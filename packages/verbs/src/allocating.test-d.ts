@@ -5,6 +5,7 @@ import { Allocating } from './allocating.js';
 import { rmsNorm, rmsNormBackward, softmax, type softmaxInto, trainStep } from './examples/index.js';
 import { outParameters } from './out-parameters.js';
 import type { Verb, VerbOptions, VerbResult } from './signature.js';
+import './test-support/device-kind.js';
 
 type F32 = HostArray<'float32'>;
 type F64 = HostArray<'float64'>;
@@ -13,7 +14,7 @@ declare const space: Space;
 declare const x: F32;
 declare const w: F32;
 declare const x64: F64;
-declare const gpuSpace: Space<'gpu'>;
+declare const deviceSpace: Space<'device'>;
 
 group('a verb derived from a described kernel', () => {
   test('space-first, ambient and unscoped calls return the outputs, typed', () => {
@@ -198,7 +199,7 @@ group('an unannotated kernel (plain JavaScript)', () => {
     expectTypeOf(jsCast(x)).toEqualTypeOf<{ y: F64; n: HostArray<'int32'> }>();
     // On a space: its kind.
     expectTypeOf(jsCast(arena, x)).toEqualTypeOf<{ y: F64; n: HostArray<'int32'> }>();
-    expectTypeOf(jsCast(gpuSpace, x).y).toEqualTypeOf<ArrayOf<'gpu', 'float64'>>();
+    expectTypeOf(jsCast(deviceSpace, x).y).toEqualTypeOf<ArrayOf<'device', 'float64'>>();
     // Nothing says: any kind.
     expectTypeOf(jsCast(space, x).y).toEqualTypeOf<ArrayOf<Kind, 'float64'>>();
     expectTypeOf(jsCast(3).y).toEqualTypeOf<ArrayOf<Kind, 'float64'>>();

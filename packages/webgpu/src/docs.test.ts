@@ -1,9 +1,9 @@
 /// <reference types="node" />
-// Every ```ts example in the doc comments of src/ and in README.md type-checks, runs on a real
-// WebGPU device (Dawn; SwiftShader without a GPU), and prints what its comments say; every public
-// export appears in one. Examples use a `device` and the `gpu` object they do not create (the
-// README's "Node.js (Dawn) notes" show how), and WebGPU's globals (GPUBufferUsage, …), as a
-// browser page would.
+// Every ```ts example in the doc comments of src/ (the examples' perceptron included) and in
+// README.md type-checks, runs on a real WebGPU device (Dawn; SwiftShader without a GPU), and
+// prints what its comments say; every public export appears in one. Examples use a `device` and
+// the `gpu` object they do not create (the README's "Node.js (Dawn) notes" show how), and WebGPU's
+// globals (GPUBufferUsage, …), as a browser page would.
 import { docExamples } from '@pol/doc-examples';
 import { create, globals } from 'webgpu';
 
@@ -12,8 +12,8 @@ let gpu: GPU | undefined;
 
 docExamples({
   root: new URL('..', import.meta.url),
-  imports: { '@pol/webgpu': 'src/index.ts' },
-  coverage: ['src/index.ts'],
+  imports: { '@pol/webgpu': 'src/index.ts', '@pol/webgpu/examples': 'src/examples/index.ts' },
+  coverage: ['src/index.ts', 'src/examples/index.ts'],
   types: ['node', '@webgpu/types'],
   // One module registry for all examples, as in one program: Pol instruments a device once.
   freshModules: false,

@@ -4,6 +4,7 @@
  * checked mode's usage-scope checks, all on one instrumentation of each device (`instrument`).
  *
  * @packageDocumentation
+ * @module @pol/webgpu
  */
 
 export { type GpuArray, isGpuArray } from './array.js';

@@ -1,7 +1,9 @@
 /**
  * What each published package's tarball holds, packed as a release packs it: the build, the
  * sources without their tests, README, LICENSE; every import of the shipped code is the package
- * itself, a relative file, a Node.js builtin, or a dependency it declares; no `workspace:` range.
+ * itself, a relative file, a Node.js builtin, or a dependency it declares; no `workspace:` range;
+ * and a package.json with nothing in it that only serves the repository (the root's
+ * `.pnpmfile.mjs` drops `devDependencies` and `scripts` as pnpm packs).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +29,29 @@ function tarballOf(name: string): Packed {
   if (found === undefined) throw new Error(`${name} was not packed`);
   return found;
 }
+
+/**
+ * The fields a published package.json may hold: what npm, Node.js, TypeScript and bundlers read,
+ * and what a registry shows. Anything else (`devDependencies`, `scripts`, `private`,
+ * `packageManager`, …) serves the repository only; a new field here is a decision.
+ */
+const publishedFields = new Set([
+  'name',
+  'version',
+  'description',
+  'license',
+  'keywords',
+  'type',
+  'sideEffects',
+  'exports',
+  'main',
+  'types',
+  'files',
+  'engines',
+  'dependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+]);
 
 /** Whether a path is a test, a type test, or test support: what must never ship. */
 function isTestFile(path: string): boolean {
@@ -106,6 +131,20 @@ describe.each(publishedPackages.map((p) => [p.manifest.name]))('%s, packed', (na
     const exports = manifestIn(tarballOf(name).tarball).exports as Record<string, string | Record<string, string>>;
     const targets = Object.values(exports).flatMap((t) => (typeof t === 'string' ? [t] : Object.values(t)));
     for (const target of targets) expect(files, target).toContain(target.replace(/^\.\//, ''));
+  });
+
+  test("ships a package.json for users: no devDependencies, no scripts, none of the repository's fields", () => {
+    const manifest = manifestIn(tarballOf(name).tarball);
+    // The private @pol/doc-examples is a dev dependency of every package: no registry has it.
+    expect(manifest.devDependencies).toBeUndefined();
+    // The scripts build and test from files the tarball does not hold (tsconfig.build.json, vitest.config.ts).
+    expect(manifest.scripts).toBeUndefined();
+    expect(Object.keys(manifest).filter((field) => !publishedFields.has(field))).toEqual([]);
+    // What it keeps is the package.json of the repository, the rest unchanged.
+    const source = publishedPackages.find((p) => p.manifest.name === name)?.manifest;
+    expect(manifest.exports).toEqual(source?.exports);
+    const names = (deps: unknown) => Object.keys((deps as object | undefined) ?? {});
+    expect(names(manifest.dependencies)).toEqual(names(source?.dependencies));
   });
 
   test('holds no test, type test or test support, and no build leftovers', () => {

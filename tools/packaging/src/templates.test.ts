@@ -87,9 +87,3 @@ describe.each(templates.map((t) => [t.dir, t] as const))('%s', (dir, template) =
     expect(JSON.stringify(scripts)).not.toMatch(/\bpnpm\b|turbo/);
   });
 });
-
-test('the two copies of the WebGPU training code are the same (each template is copied out on its own)', () => {
-  const node = readFileSync(join(root, 'examples/node-webgpu/src/mlp-gpu.ts'), 'utf8');
-  const browser = readFileSync(join(root, 'examples/browser-webgpu/src/mlp-gpu.ts'), 'utf8');
-  expect(browser).toBe(node);
-});

@@ -6,9 +6,10 @@
  * lib and without it. Each program is the root README's two quick starts (the JavaScript one
  * checked with `checkJs`, no JSDoc), a JavaScript kernel typed with JSDoc (whose verb must keep
  * its exact types), a host program that uses frames with `using`, regions and shared slabs, and
- * (wherever the DOM lib is, as WebGPU's types need it) a WebGPU program. Then,
- * under TypeScript 5.9, the WebGPU program against every `@webgpu/types` version the peer range
- * of `@pol/webgpu` allows (from 6.0 on, the DOM lib declares WebGPU and no `@webgpu/types` is read).
+ * (wherever the DOM lib is, as WebGPU's types need it) a WebGPU program, the perceptron of
+ * `@pol/webgpu/examples` included. Then, under TypeScript 5.9, the WebGPU program against every
+ * `@webgpu/types` version the peer range of `@pol/webgpu` allows (from 6.0 on, the DOM lib declares
+ * WebGPU and no `@webgpu/types` is read).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -139,6 +140,7 @@ export { y };
 `;
 
 const gpuProgram = `import { capture, deviceArena, type GpuArray, upload } from '@pol/webgpu';
+import { GpuKernels, type TrainResult, trainOnGpu } from '@pol/webgpu/examples';
 import { alloc, scratchspace } from '@pol/core';
 
 declare const device: GPUDevice;
@@ -147,7 +149,9 @@ const x: GpuArray<'float32'> = alloc(arena, 'float32', 256);
 upload(x, new Float32Array(256));
 scratchspace(arena, (frame) => alloc(frame, 'float32', 64));
 const graph = capture(device, () => {}, { label: 'step' });
-export { graph, x };
+const kernels = new GpuKernels(device, { lr: 0.1 });
+const trained: Promise<TrainResult> = trainOnGpu(device, { steps: 2 });
+export { graph, kernels, trained, x };
 `;
 
 let work: string;

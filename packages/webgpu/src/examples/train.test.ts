@@ -1,60 +1,38 @@
-import { alloc, Similar, scratchspace, Undef } from '@pol/core';
-import { Shadows, walkShadows, zeroShadows } from '@pol/verbs';
+// The perceptron of @pol/webgpu/examples on a real WebGPU (Dawn; SwiftShader without a GPU):
+// it trains step for step as the CPU perceptron of @pol/verbs/examples does, on slabs of exactly
+// its watermarks, and its captured step replays without running the step's JavaScript.
+import { Similar, scratchspace } from '@pol/core';
+import { Shadows, walkShadows } from '@pol/verbs';
 import { blobs, initMlp, type Mlp, seededRandom, train, trainStep } from '@pol/verbs/examples';
-import { bindGroup, capture, deviceArena, download, UsageConflictError, upload } from '@pol/webgpu';
 import { afterAll, beforeAll, expect, test } from 'vitest';
-import { requestDevice } from './device.js';
+import { deviceArena, download, instrument, UsageConflictError, upload } from '../index.js';
+import { countCalls, requestDevice } from '../test-support/gpu.js';
 import {
-  type G,
+  type GpuF32,
   GpuKernels,
   type GpuMlp,
   type GpuModel,
   placeModel,
   trainOnGpu,
   trainStep as trainStepOnGpu,
-} from './mlp-gpu.js';
+} from './index.js';
 
-// A missing adapter fails every test here, never skips one: CI must not pass without running them.
-let device: GPUDevice | undefined;
-let missing = '';
-let release = () => {};
-beforeAll(async () => {
-  const got = await requestDevice();
-  if (got.device === undefined) missing = got.reason;
-  else ({ device, release } = got);
-});
-function gpu(): GPUDevice {
-  if (device === undefined) throw new Error(`The WebGPU example needs a WebGPU adapter: ${missing}.`);
-  return device;
+/**
+ * A device handed to Pol before anything is compiled on it, as the templates' `device.ts` hands
+ * theirs: checked mode then knows every layout and pipeline the kernels make.
+ */
+async function freshDevice(label: string): Promise<GPUDevice> {
+  return instrument(await requestDevice(label));
 }
-afterAll(() => release());
 
-/** Count calls of some device methods from now on; `stop` returns the counts and unwraps. */
-function counting(
-  target: GPUDevice,
-  names: readonly ('createBuffer' | 'createBindGroup' | 'createComputePipeline' | 'createShaderModule')[],
-) {
-  const counts: Record<string, number> = {};
-  const originals = names.map((name) => [name, Object.getOwnPropertyDescriptor(target, name)] as const);
-  for (const name of names) {
-    counts[name] = 0;
-    const original = target[name] as (...args: unknown[]) => unknown;
-    Object.defineProperty(target, name, {
-      configurable: true,
-      writable: true,
-      value(this: unknown, ...args: unknown[]) {
-        counts[name] = (counts[name] ?? 0) + 1;
-        return original.apply(this, args);
-      },
-    });
-  }
-  return () => {
-    for (const [name, own] of originals) {
-      if (own !== undefined) Object.defineProperty(target, name, own);
-      else delete (target as unknown as Record<string, unknown>)[name];
-    }
-    return counts;
-  };
+let device: GPUDevice | undefined;
+beforeAll(async () => {
+  device = await freshDevice('perceptron');
+});
+afterAll(() => device?.destroy());
+function gpu(): GPUDevice {
+  if (device === undefined) throw new Error('beforeAll has not run');
+  return device;
 }
 
 /** The CPU run `train` makes (same data, initial weights and steps), keeping its trained parameters. */
@@ -94,7 +72,7 @@ test('the perceptron trains on the GPU: the loss falls, step for step as on the 
     },
     onStep: async (step) => {
       if (step !== steps || model === undefined) return;
-      const arrays: [string, G][] = [];
+      const arrays: [string, GpuF32][] = [];
       walkShadows(model.params, model.params, (p, _, path) => arrays.push([path, p]));
       for (const [path, p] of arrays) trained.set(path, (await download(p)).data);
     },
@@ -145,14 +123,16 @@ test('each slab is exactly its warm-up watermark, and the step fills it to the b
 });
 
 test('step 1 is captured, and the replays run no JavaScript of the step: no bind group, pipeline or buffer', async () => {
-  let stop: (() => Record<string, number>) | undefined;
+  let counting: ReturnType<typeof countCalls> | undefined;
   const { stats } = await trainOnGpu(gpu(), {
     steps: 20,
     onStep: (step) => {
-      if (step === 1) stop = counting(gpu(), ['createBuffer', 'createBindGroup', 'createComputePipeline', 'createShaderModule']);
+      if (step === 1)
+        counting = countCalls(gpu(), ['createBuffer', 'createBindGroup', 'createComputePipeline', 'createShaderModule']);
     },
   });
-  const counts = stop?.() ?? {};
+  counting?.restore();
+  const counts: Partial<Record<string, number>> = counting?.counts ?? {};
   // The four gradients' clears (their Shadows are zeroed on the device) are submits of their own.
   expect(stats).toEqual({ submits: 5, passes: 1, dispatches: 13, copies: 4 });
   expect(counts.createBindGroup).toBe(0);
@@ -179,16 +159,6 @@ test('every replay zeroes the gradients before its backward pass: junk written i
   });
   expect(junked.losses).toEqual(clean.losses);
 });
-
-/**
- * A device no other test touched, as `requestDevice` hands it out: the checks must not depend on
- * an earlier test having met the shared device before anything was compiled on it.
- */
-async function freshDevice(): Promise<GPUDevice> {
-  const got = await requestDevice();
-  if (got.device === undefined) throw new Error(`The WebGPU example needs a WebGPU adapter: ${got.reason}.`);
-  return got.device;
-}
 
 /**
  * Train on `device` in checked mode with a mistake planted in the step: every SGD update binds its
@@ -226,7 +196,7 @@ async function trainWithPlantedConflict(
 }
 
 test('on a fresh device, a checked run refuses a planted usage conflict synchronously, before the device sees it', async () => {
-  const device = await freshDevice();
+  const device = await freshDevice('fresh');
   try {
     const { thrown, outcome, validation } = await trainWithPlantedConflict(device);
     // The warm-up step's first SGD dispatch throws, and the run stops there.
@@ -244,7 +214,7 @@ test('on a fresh device, a checked run refuses a planted usage conflict synchron
 test('in checked mode no dispatch binds a range twice or mixes usages, and the result is the same', async () => {
   // On a device of its own, on which the checks are first shown live for kernels compiled before
   // anything else (as trainOnGpu compiles them): passing here is not the checks having been off.
-  const device = await freshDevice();
+  const device = await freshDevice('fresh');
   try {
     expect((await trainWithPlantedConflict(device)).thrown[0]).toBeInstanceOf(UsageConflictError);
     const checked = await trainOnGpu(device, { steps: 5, checked: true });
@@ -256,7 +226,7 @@ test('in checked mode no dispatch binds a range twice or mixes usages, and the r
 });
 
 test("on one arena for everything, the layers' read-only weights are refused in checked mode, naming a slab of their own as the fix", async () => {
-  const device = await freshDevice();
+  const device = await freshDevice('fresh');
   try {
     const kernels = new GpuKernels(device, { lr: 0.1 });
     const arena = deviceArena(device, 1 << 20, { label: 'everything', checked: true });
@@ -322,78 +292,5 @@ test('the trace records each dispatch with the ranges it bound and the frames op
     for (const b of d.bindings) expect(b.offset + b.size).toBeLessThanOrEqual(b.on === 'params' ? paramsBytes : watermark);
     // Every kernel runs inside the step's frame and its own.
     expect(d.frameMarks.length).toBeGreaterThanOrEqual(d.kernel === 'sgd' ? 1 : 2);
-  }
-});
-
-test('Shadows(deviceArena, params) on Dawn: zeroed arrays next to the parameters, zeroed by zeroShadows in a captured step, on every replay', async () => {
-  const device = gpu();
-  const arena = deviceArena(device, 1 << 16, { label: 'shadows' });
-  try {
-    const params = alloc(arena, { w: Undef('float32', [8, 4]), b: Undef('float32', [4]) });
-    upload(
-      params.w,
-      Float32Array.from({ length: 32 }, (_, i) => i + 1),
-    );
-    upload(params.b, Float32Array.of(-1, -2, -3, -4));
-    // Junk where the shadows will be carved: Shadows must zero what it hands out.
-    scratchspace(arena, (frame) => {
-      upload(alloc(frame, 'float32', [64]), new Float32Array(64).fill(7));
-    });
-    const grads = Shadows(arena, params);
-    expect(grads.w.dims).toEqual([8, 4]);
-    expect(grads.b.dims).toEqual([4]);
-    expect(grads.w.buffer).toBe(arena.slab.buffer);
-    expect(grads.b.buffer).toBe(arena.slab.buffer);
-    expect(Array.from((await download(grads.w)).data)).toEqual(new Array(32).fill(0));
-    expect(Array.from((await download(grads.b)).data)).toEqual(new Array(4).fill(0));
-
-    // A backward kernel that adds into its gradient (g += p): only the zeroing before it keeps
-    // one step's gradient from piling onto the last.
-    const layout = device.createBindGroupLayout({
-      entries: [0, 1].map((binding) => ({ binding, visibility: 4, buffer: { type: 'storage' as const } })),
-    });
-    const pipeline = device.createComputePipeline({
-      layout: device.createPipelineLayout({ bindGroupLayouts: [layout] }),
-      compute: {
-        module: device.createShaderModule({
-          code: `@group(0) @binding(0) var<storage, read_write> p: array<f32>;
-@group(0) @binding(1) var<storage, read_write> g: array<f32>;
-@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) id: vec3u) {
-  if (id.x < arrayLength(&g)) { g[id.x] += p[id.x]; }
-}`,
-        }),
-        entryPoint: 'main',
-      },
-    });
-    const step = () => {
-      zeroShadows(grads);
-      const encoder = device.createCommandEncoder();
-      const pass = encoder.beginComputePass();
-      pass.setPipeline(pipeline);
-      walkShadows(params, grads, (p, g) => {
-        pass.setBindGroup(0, bindGroup(device, layout, [p, g]));
-        pass.dispatchWorkgroups(1);
-      });
-      pass.end();
-      device.queue.submit([encoder.finish()]);
-    };
-    const junk = () => walkShadows(grads, grads, (g) => upload(g, new Float32Array(g.length).fill(1e6)));
-    const expected = { w: Array.from({ length: 32 }, (_, i) => i + 1), b: [-1, -2, -3, -4] };
-    const read = async () => ({ w: Array.from((await download(grads.w)).data), b: Array.from((await download(grads.b)).data) });
-
-    junk();
-    const graph = await capture(device, step, { label: 'shadows step' });
-    try {
-      expect(await read()).toEqual(expected);
-      for (let replay = 0; replay < 3; replay++) {
-        junk();
-        graph.replay();
-        expect(await read()).toEqual(expected);
-      }
-    } finally {
-      graph.dispose();
-    }
-  } finally {
-    arena.slab.destroy();
   }
 });

@@ -2,9 +2,9 @@
 // still be host arrays, typed as such (issue: the kind was lost, and `grads.w.data` did not compile).
 import type { Arena } from '@pol/arena';
 import { type HostArray, hostArray } from '@pol/core';
-import type { GpuArray } from '@pol/webgpu';
+import { Shadows } from '@pol/verbs';
 import { expectTypeOf, describe as group, test } from 'vitest';
-import { Shadows } from './shadows.js';
+import type { GpuArray } from './index.js';
 
 type F32 = HostArray<'float32'>;
 declare const hostArena: Arena<'host'>;
