@@ -154,10 +154,12 @@ export async function steadyLoop(ws: Workspace, callsAt: (n: number) => number =
   let read = 0;
   let bytesPerCall: number | undefined = gc === undefined ? undefined : 0;
   try {
+    // One loop function per size, its batch length an argument (a closure made per batch would be
+    // compiled again for each batch, and its code and feedback counted against the calls).
+    const loops: { readonly calls: number; readonly loop: (count: number) => void }[] = [];
     for (const [n, { fft, x }] of ws.plans) {
-      const calls = callsAt(n);
       const first = firsts.get(n);
-      const loop = (count: number) => () => {
+      const loop = (count: number): void => {
         for (let c = 0; c < count; c++) {
           const { power } = powerSpectrum(ws.arena, fft, x);
           read += power.data.length;
@@ -166,15 +168,24 @@ export async function steadyLoop(ws: Workspace, callsAt: (n: number) => number =
         }
         made += count;
       };
-      // A first batch, not measured: V8 compiles the loop while it runs (code and feedback are heap objects too).
-      loop(calls)();
-      if (gc !== undefined) {
+      loops.push({ calls: callsAt(n), loop });
+    }
+    // Warm-up, not measured: every size's batch, a full collection, and every batch again. V8
+    // compiles the loops while they run, and a full collection can discard compiled code that
+    // depended on objects that died (the first pass's), which then runs unoptimized for a while,
+    // boxing the kernel's floats (about 70 B a call on Node.js 24 and 26, measured). The second
+    // pass runs what the measured batches will run.
+    for (const { calls, loop } of loops) loop(calls);
+    await quiesce();
+    for (const { calls, loop } of loops) loop(calls);
+    if (gc !== undefined) {
+      for (const { calls, loop } of loops) {
         // A batch of 2N calls less a batch of N, over N: what a batch costs whatever its length (the
         // measurement's own objects) cancels. The smallest of three tries in which no collection ran.
         let least = Number.POSITIVE_INFINITY;
         for (let tries = 0, clean = 0; clean < 3 && tries < 6; tries++) {
-          const once = await growth(loop(calls));
-          const twice = await growth(loop(2 * calls));
+          const once = await growth(() => loop(calls));
+          const twice = await growth(() => loop(2 * calls));
           if (Number.isNaN(once) || Number.isNaN(twice)) continue;
           clean++;
           least = Math.min(least, Math.max(0, twice - once) / calls);

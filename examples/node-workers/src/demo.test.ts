@@ -11,10 +11,10 @@ test('the demo says what it shows: the split, equal results, steady workers, no 
   expect(text).toMatch(/the split: rows 0-31 -> region [12], rows 32-63 -> region [12]/);
   expect(text).toContain('pooled Y equals the one-thread Y, bit for bit: 640 of 640 values');
   expect(text).toContain('after the first task: no worker carved a new array or moved its watermark');
-  // 0 B on Node.js 20; a little on 22, 24 and 26 (see pool.test.ts).
+  // 0 B on every line (see pool.test.ts).
   const own = /: (\d+) B for its own work/.exec(text);
   expect(own, text).not.toBeNull();
-  expect(Number(own?.[1])).toBeLessThan(process.versions.node.startsWith('20.') ? 1 : 512);
+  expect(Number(own?.[1])).toBe(0);
   expect(text).toContain('bytes of X and Y copied per task: 0;');
   expect(text).toContain('claimed now: [false, false, false]');
 });

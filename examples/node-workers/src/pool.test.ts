@@ -103,11 +103,8 @@ describe('steady tasks', () => {
     const { batch, pool } = await setUp();
     const bytes = await pool.bodyBytes(pool.probeTasks(batch, 1), 1000);
     expect(bytes).toHaveLength(2);
-    // Node.js 20 (the line the promise is measured on): nothing. Node.js 22, 24 and 26 compile the
-    // worker's loop to code that allocates a little (measured 3 to 253 B a task, run to run), as
-    // they do for frames: the open issue of the host hot path's costs on those lines. There the
-    // bound still catches a real leak (a row's copy is 296 B, a block's many KiB).
-    const bound = process.versions.node.startsWith('20.') ? 1 : 512;
+    // Nothing, on every line: less than one byte a task is no object at all.
+    const bound = 1;
     for (const b of bytes) expect(b).toBeLessThan(bound);
   });
 

@@ -280,28 +280,35 @@ async function growth(work: () => void, calls: number): Promise<number> {
 }
 
 /**
- * What `work` allocates per call, as the benchmarks measure it: after `4 × calls` calls to warm it up
- * (V8 settles the code of a verb's call after a few thousand calls; until then a call may allocate),
- * the least growth of three clean runs of `calls` calls, less the least that the readings show with
- * nothing to do. NaN without `--expose-gc`, or when no run was clean.
+ * What `work` allocates per call, as the benchmarks measure it: after a warm-up (at least
+ * `WARM_CALLS` calls, then a full collection and as many again: V8 settles the code of a verb's
+ * call after a few thousand calls, and again after a collection that discarded some, and until
+ * then a call may allocate), the least growth of three clean runs of `2 × calls` calls less the
+ * least of three of `calls` calls, over `calls`: what a run costs whatever its length (the
+ * readings' own objects, the loop's compilation) cancels. NaN without `--expose-gc`, or when no
+ * run was clean.
  */
 async function bytesPerCall(work: () => void, calls: number): Promise<number> {
   if (gc === undefined) return Number.NaN;
-  const least = async (f: () => void): Promise<number> => {
+  const least = async (n: number): Promise<number> => {
     let best = Number.NaN;
     for (let round = 0; round < 3; round++) {
-      const grew = await growth(f, calls);
+      const grew = await growth(work, n);
       if (!Number.isNaN(grew) && !(grew >= best)) best = grew;
     }
     return best;
   };
-  for (let i = 0; i < 4 * calls; i++) work();
-  const grew = await least(work);
-  const fixed = await least(nothing);
-  return Math.max(0, grew - (Number.isNaN(fixed) ? 0 : fixed)) / calls;
+  const warm = Math.max(4 * calls, WARM_CALLS);
+  for (let i = 0; i < warm; i++) work();
+  await quiesce();
+  for (let i = 0; i < warm; i++) work();
+  const once = await least(calls);
+  const twice = await least(2 * calls);
+  return Math.max(0, twice - once) / calls;
 }
 
-function nothing(): void {}
+/** The fewest warm-up calls: V8's top tier takes a few thousand calls of a small task to settle. */
+const WARM_CALLS = 20_000;
 
 let probeTask: Task | undefined;
 function computeProbe(): void {

@@ -1,6 +1,7 @@
 import { isArray, type Kind } from './array.js';
 import { InvalidSpecError } from './errors.js';
 import { frameClosed } from './frame.js';
+import { readKey } from './read-key.js';
 import { commit, rollback, savepoint } from './savepoint.js';
 import { isFrame, type Space } from './space.js';
 import { checkSpec, type Materialize, type Spec } from './spec.js';
@@ -90,7 +91,8 @@ export function materializeInto(
   supplied?: Record<string, unknown>,
 ): void {
   for (const key in spec) {
-    if (Object.hasOwn(spec, key)) into[key] = materializeValue(space, spec[key], supplied?.[key]);
+    if (Object.hasOwn(spec, key))
+      into[key] = materializeValue(space, spec[key], supplied === undefined ? undefined : readKey(supplied, key));
   }
 }
 
@@ -119,7 +121,8 @@ function materializeContainer(space: Space, want: unknown, given: unknown): unkn
   const group = given as Record<string, unknown> | undefined;
   const out: Record<string, unknown> = {};
   for (const key in spec) {
-    if (Object.hasOwn(spec, key)) out[key] = materializeValue(space, spec[key], group?.[key]);
+    if (Object.hasOwn(spec, key))
+      out[key] = materializeValue(space, spec[key], group === undefined ? undefined : readKey(group, key));
   }
   return out;
 }
@@ -133,7 +136,7 @@ function isComplete(want: unknown, given: unknown): boolean {
   }
   const spec = want as Record<string, unknown>;
   const group = given as Record<string, unknown>;
-  for (const key in spec) if (Object.hasOwn(spec, key) && !coversValue(spec[key], group[key])) return false;
+  for (const key in spec) if (Object.hasOwn(spec, key) && !coversValue(spec[key], readKey(group, key))) return false;
   return true;
 }
 

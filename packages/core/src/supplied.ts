@@ -1,6 +1,7 @@
 import { isArray, type PolArray, valueText } from './array.js';
 import { sameDims } from './dims.js';
 import { type AnyTypedArray, dtypeOfTypedArray } from './dtype.js';
+import { readKey } from './read-key.js';
 import { shapeText } from './shape.js';
 import type { Spec } from './spec.js';
 import { isUndef } from './undef.js';
@@ -54,7 +55,7 @@ interface Mismatch {
 export function checkSupplied(spec: Spec, supplied: Readonly<Record<string, unknown>>): SuppliedProblem | undefined {
   for (const key in spec) {
     if (!Object.hasOwn(spec, key)) continue;
-    const given = supplied[key];
+    const given = readKey(supplied, key);
     if (given === undefined) continue;
     const mismatch = checkValue(spec[key], given);
     if (mismatch !== undefined) {
@@ -90,7 +91,7 @@ function checkValue(want: unknown, got: unknown): Mismatch | undefined {
   }
   for (const key in spec) {
     if (!Object.hasOwn(spec, key)) continue;
-    const value = got[key];
+    const value = readKey(got, key);
     if (value === undefined) continue;
     const mismatch = checkValue(spec[key], value);
     if (mismatch !== undefined) {
