@@ -37,6 +37,6 @@ export function call(verb: VerbState, args: CallArgs, steady: SteadyCalls): unkn
   }
   // An unchecked call on a space with savepoints (arenas, frames), with a plan the verb keeps:
   // the next call of this shape there is a steady one.
-  if (!checked && made !== undefined && plan.kept) steady.keep(plan, space, made, args);
+  if (!checked && made !== undefined && plan.kept) steady.keep(verb, plan, space, made, args);
   return execute(verb, args, plan, space, made, checked, undefined);
 }

@@ -90,8 +90,8 @@ export function execute(
   }
 }
 
-// What a call whose kernel returned a promise keeps until it settles.
-interface Pending {
+/** What a call whose kernel returned a promise keeps until it settles. */
+export interface Pending {
   readonly frame: Frame;
   readonly space: Space;
   readonly token: unknown;
@@ -100,10 +100,18 @@ interface Pending {
   readonly made: Made | undefined;
 }
 
-// An async kernel (or one that returned a thenable): the frame stays open until its promise
-// settles, then closes; the outputs' savepoint is held until then too, committed on resolution,
-// rolled back on rejection as for a synchronous throw.
-function settle(verb: VerbState, args: CallArgs, plan: Plan, returned: PromiseLike<unknown>, pending: Pending): Promise<unknown> {
+/**
+ * An async kernel (or one that returned a thenable): the frame stays open until its promise
+ * settles, then closes; the outputs' savepoint is held until then too, committed on resolution,
+ * rolled back on rejection as for a synchronous throw. Releases `args` when it settles.
+ */
+export function settle(
+  verb: VerbState,
+  args: CallArgs,
+  plan: Plan,
+  returned: PromiseLike<unknown>,
+  pending: Pending,
+): Promise<unknown> {
   const { frame, space, token, result } = pending;
   const fail = (error: unknown): never => {
     closeAfterFailure(frame, error);

@@ -40,7 +40,7 @@ function kept(space: Space, values: readonly unknown[]) {
   args.count = values.length;
   args.split(state.declared, state.spaces);
   const plan = state.planFor(args);
-  calls.keep(plan, space, plan.madeFrom(space), args);
+  calls.keep(state, plan, space, plan.madeFrom(space), args);
   args.release();
   const find = (...call: unknown[]) => {
     const a = state.takeArgs();
@@ -104,7 +104,7 @@ group('SteadyCalls', () => {
       args.count = 2;
       args.split(state.declared, state.spaces);
       const plan = state.planFor(args);
-      calls.keep(plan, arena, plan.madeFrom(arena), args);
+      calls.keep(state, plan, arena, plan.madeFrom(arena), args);
       args.release();
     }
     let found = 0;
@@ -246,7 +246,7 @@ group('a steady loop of verbs that pass buffers by name', () => {
     run(100_000);
     // A few compilations may still finish; the churn was about 900 KiB over these calls.
     expect(codeBytes() - before).toBeLessThan(64 * 1024);
-    const sum = Array.from(y.y.data).reduce((p, q) => p + q, 0);
+    const sum = Array.from(y.y.data as Float32Array).reduce((p, q) => p + q, 0);
     expect(sum).toBeCloseTo(1, 5);
   });
 });

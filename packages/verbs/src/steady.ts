@@ -13,16 +13,37 @@
 // same code as the general path's. Checked calls never take this path (they describe every call).
 
 import { ambientspace, type DType, type Frame, type Space, zeroArray } from '@pol/core';
-import { commitKey, frameKey, noSavepoint, openFrame, openFrameKey, savepointKey } from '@pol/core/backend';
+import {
+  closeAfterFailure,
+  commitKey,
+  frameKey,
+  isAsyncFunction,
+  isThenable,
+  noSavepoint,
+  openFrame,
+  openFrameKey,
+  rollback,
+  savepointKey,
+} from '@pol/core/backend';
 import { type CallArgs, UNBOUND } from './arguments.js';
-import { execute, type SteadyParts } from './execute.js';
+import { execute, type SteadyParts, settle } from './execute.js';
 import type { ValueKey } from './key.js';
+import { checkOutputs } from './outputs-check.js';
 import type { Plan } from './plan.js';
+import { diagnose } from './refusals.js';
 import type { Made } from './reuse.js';
 import type { SpecPlan } from './spec-plan.js';
 import type { VerbState } from './verb-state.js';
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
+const NO_DIMS: readonly number[] = Object.freeze([]);
+
+/** `{ [name]: value }`, a fresh object. */
+function named(name: string, value: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  out[name] = value;
+  return out;
+}
 
 /** One kept shape of call on one space. */
 export class SteadyCall implements SteadyParts {
@@ -43,12 +64,24 @@ export class SteadyCall implements SteadyParts {
   readonly #checkpoints: readonly string[];
   // This call's arrays, until the object that holds them is settled; emptied before it returns.
   readonly #values: unknown[];
+  // The one-name lane (see #runOne): whether this call takes it, and the result's and the scratch's
+  // one name, dtype, dims and zeroing, read once (no scratch: #scratchName is undefined).
+  readonly #one: boolean;
+  readonly #resultName: string = '';
+  readonly #resultDtype: DType = 'float32';
+  readonly #resultDims: readonly number[] = NO_DIMS;
+  readonly #resultZeroed: boolean = false;
+  readonly #scratchName: string | undefined;
+  readonly #scratchDtype: DType = 'float32';
+  readonly #scratchDims: readonly number[] = NO_DIMS;
+  readonly #scratchZeroed: boolean = false;
 
   constructor(
     readonly space: Space,
     readonly plan: Plan,
     readonly made: Made,
     args: CallArgs,
+    verb: VerbState,
   ) {
     this.count = args.count;
     this.start = args.start;
@@ -62,6 +95,32 @@ export class SteadyCall implements SteadyParts {
     this.#scratch = plan.scratch;
     this.#checkpoints = plan.checkpointNames;
     this.#values = [];
+    const result = plan.result;
+    const scratch = plan.scratch;
+    // The common shape: one output and at most one scratch buffer, all Undefs, no checkpoints, for
+    // a plain synchronous kernel whose verb returns its outputs.
+    this.#one =
+      result.flat &&
+      result.names.length === 1 &&
+      plan.checkpointNames.length === 0 &&
+      scratch.flat &&
+      scratch.names.length <= 1 &&
+      plan.allocates &&
+      verb.passesOptions &&
+      verb.returns === undefined &&
+      !isAsyncFunction(verb.kernel);
+    if (this.#one) {
+      this.#resultName = result.names[0] as string;
+      this.#resultDtype = result.dtypes[0] as DType;
+      this.#resultDims = result.dims[0] as readonly number[];
+      this.#resultZeroed = result.zeroed[0] === true;
+    }
+    this.#scratchName = this.#one ? scratch.names[0] : undefined;
+    if (this.#scratchName !== undefined) {
+      this.#scratchDtype = scratch.dtypes[0] as DType;
+      this.#scratchDims = scratch.dims[0] as readonly number[];
+      this.#scratchZeroed = scratch.zeroed[0] === true;
+    }
   }
 
   /**
@@ -88,9 +147,10 @@ export class SteadyCall implements SteadyParts {
     return true;
   }
 
-  /** Run the call: the caller's buffers checked, then execute.ts with this call's parts. */
+  /** Run the call: the one-name lane, or the caller's buffers checked, then execute.ts with this call's parts. */
   run(verb: VerbState, args: CallArgs): unknown {
     const options = args.options;
+    if (options === undefined && this.#one) return this.#runOne(verb, args);
     if (options !== undefined) {
       try {
         this.plan.checkSupplied(verb.label, options);
@@ -100,6 +160,67 @@ export class SteadyCall implements SteadyParts {
       }
     }
     return execute(verb, args, this.plan, this.space, this.made, false, this);
+  }
+
+  // execute.ts's steps for the one-name shape, in one function: the output carved and the result
+  // object reused by name, the frame, the scratch carved and the options object reused by name,
+  // the kernel, then commit or roll back exactly as execute.ts does (its failure paths, and its
+  // `settle` for a kernel that returns a promise). The shape is the common one (an output and a
+  // scratch buffer, as softmax has), and a call of it is short enough that the general steps'
+  // loops and layers were a third of it (measured against a hand-written shell).
+  #runOne(verb: VerbState, args: CallArgs): unknown {
+    const space = this.space;
+    const made = this.made;
+    let pending = false;
+    try {
+      const token = this.#save.call(space);
+      let result: Record<string, unknown>;
+      let frame: Frame;
+      try {
+        const array = space.alloc(this.#resultDtype, this.#resultDims);
+        if (this.#resultZeroed) zeroArray(array);
+        const last = made.result;
+        if (last !== undefined && last[this.#resultName] === array) result = last;
+        else {
+          result = named(this.#resultName, array);
+          made.result = result;
+        }
+        frame = this.open();
+      } catch (error) {
+        rollback(space, token, error);
+        throw error;
+      }
+      try {
+        let options: Record<string, unknown> | undefined;
+        const name = this.#scratchName;
+        if (name !== undefined) {
+          const array = frame.alloc(this.#scratchDtype, this.#scratchDims);
+          if (this.#scratchZeroed) zeroArray(array);
+          const last = made.optionKeys.length === 0 ? made.options : undefined;
+          if (last !== undefined && last[name] === array) options = last;
+          else {
+            options = named(name, array);
+            made.options = options;
+            made.optionKeys = NO_KEYS;
+          }
+        }
+        const returned = verb.call.call(frame, result, args, options);
+        if (isThenable(returned)) {
+          pending = true;
+          return settle(verb, args, this.plan, returned, { frame, space, token, result, checked: false, made });
+        }
+        checkOutputs(verb, this.plan, result, false);
+        this.commit(token);
+      } catch (error) {
+        closeAfterFailure(frame, error);
+        rollback(space, token, error);
+        throw diagnose(verb, args, error, 'kernel');
+      }
+      frame.close();
+      return result;
+    } finally {
+      if (!pending) args.release();
+    }
   }
 
   save(): unknown {
@@ -219,13 +340,13 @@ export class SteadyCalls {
   }
 
   /** Keep a steady call for `plan` on `space`, with the shape of `args` (split already). */
-  keep(plan: Plan, space: Space, made: Made, args: CallArgs): void {
+  keep(verb: VerbState, plan: Plan, space: Space, made: Made, args: CallArgs): void {
     let calls = this.#bySpace.get(space);
     if (calls === undefined) {
       calls = [];
       this.#bySpace.set(space, calls);
     }
-    const steady = new SteadyCall(space, plan, made, args);
+    const steady = new SteadyCall(space, plan, made, args, verb);
     if (calls.length < SteadyCalls.capacity) calls.push(steady);
     else calls[calls.length - 1] = steady;
     if (args.start === 0) this.#ambient = true;
