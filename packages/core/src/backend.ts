@@ -5,10 +5,11 @@
  * scope, the ambient store), and the small helpers that every package shares instead of copying:
  * the one spec materializer (with the caller's own buffers merged in by name, savepoints and
  * rollback and commit), dims interning and comparison, the `dtype[dims]` text, value description for
- * messages, reading an options object, the thenable and power-of-two tests, and keeping a first
- * error when a clean-up fails too.
+ * messages, reading an options object, the thenable and power-of-two tests, the spare stack of a
+ * cycle-checking walk, and keeping a first error when a clean-up fails too.
  *
- * Import the user-facing vocabulary (`alloc`, `Undef`, `Similar`, the types) from `@pol/core`.
+ * Import the user-facing vocabulary (`alloc`, `Undef`, `Similar`, `zeroArray`, the types) from
+ * `@pol/core`: no name is exported from both entry points.
  *
  * @example
  * ```ts
@@ -31,6 +32,7 @@ export {
   setAmbientStore,
   syncStore,
 } from './ambient.js';
+export { keepAncestors, takeAncestors } from './ancestors.js';
 export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
 export { isAsyncFunction } from './context-variable.js';
 export { frozenDims, internDims, sameDims } from './dims.js';
@@ -44,4 +46,3 @@ export { shapeText } from './shape.js';
 export { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
 export { checkSupplied, type SuppliedProblem } from './supplied.js';
 export { describeValue, isPlainObject, isThenable } from './value.js';
-export { zeroArray } from './zero.js';

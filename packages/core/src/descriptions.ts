@@ -106,17 +106,18 @@ export type DescriberOf<F, L extends Lifetime> =
   DescriptionsOf<F> extends infer D ? (D extends Descriptions ? D[L] : undefined) : undefined;
 
 /**
- * The inputs a kernel takes after its destinations.
+ * The arguments a kernel takes after its destinations: its inputs and, when it declares one, its
+ * options object (`@pol/verbs`'s `KernelInputs` is the inputs alone).
  *
  * @example
  * ```ts
- * import type { HostArray, KernelInputs } from '@pol/core';
+ * import type { HostArray, KernelArgs } from '@pol/core';
  * type F32 = HostArray<'float32'>;
  * function axpyInto(out: { y: F32 }, a: number, x: F32, options: { inPlace?: boolean }) {}
- * const inputs: KernelInputs<typeof axpyInto> = [2, {} as F32, {}]; // [a, x, options]
+ * const args: KernelArgs<typeof axpyInto> = [2, {} as F32, {}]; // [a, x, options]
  * ```
  */
-export type KernelInputs<F> = F extends (outs: never, ...rest: infer R) => unknown ? R : unknown[];
+export type KernelArgs<F> = F extends (outs: never, ...rest: infer R) => unknown ? R : unknown[];
 
 /**
  * The arguments the lifetime-`L` describer of `F` takes (the kernel's inputs when it has none).
@@ -132,7 +133,7 @@ export type KernelInputs<F> = F extends (outs: never, ...rest: infer R) => unkno
  * console.log(String(outputs(scaleInto, ...args).y)); // 'Undef(float32, [2])'
  * ```
  */
-export type DescribeArgs<F, L extends Lifetime> = DescriberOf<F, L> extends (...args: infer A) => Spec ? A : KernelInputs<F>;
+export type DescribeArgs<F, L extends Lifetime> = DescriberOf<F, L> extends (...args: infer A) => Spec ? A : KernelArgs<F>;
 
 /**
  * The spec type the lifetime-`L` describer of `F` returns: an empty spec when `F` was described

@@ -28,7 +28,7 @@ export {
   type Descriptions,
   describe,
   type Kernel,
-  type KernelInputs,
+  type KernelArgs,
   type Lifetime,
   outputs,
   type SpecOf,

@@ -1,3 +1,4 @@
+import { keepAncestors, takeAncestors } from './ancestors.js';
 import { type AnyArray, type ArrayOf, isArray, type Kind } from './array.js';
 import type { DType } from './dtype.js';
 import { isUndef, type Undef } from './undef.js';
@@ -106,25 +107,13 @@ export function checkSpec(x: unknown): SpecProblem | undefined {
       message: `a spec must be a plain object of Undefs, arrays and nested specs, got ${describeValue(x)}`,
     };
   }
+  // The stack of containers above the one being walked, for cycle detection (kept between walks).
   const ancestors = takeAncestors();
   ancestors.push(x);
   const failure = walkGroup(x, ancestors);
-  // Popped, not truncated: setting length to 0 would drop the backing store, and the next walk's
-  // first push would allocate it again.
   ancestors.pop();
-  spareAncestors = ancestors;
+  keepAncestors(ancestors);
   return failure === undefined ? undefined : problemOf(failure);
-}
-
-// The stack of containers above the one being walked, for cycle detection. One is kept between
-// walks, so that checking a nested spec allocates nothing; a walk that starts while another holds
-// it (through a getter on a spec) gets a fresh one.
-let spareAncestors: object[] | undefined;
-
-function takeAncestors(): object[] {
-  const ancestors = spareAncestors ?? [];
-  spareAncestors = undefined;
-  return ancestors;
 }
 
 function walkGroup(spec: Record<string, unknown>, ancestors: object[]): Failure | undefined {

@@ -23,12 +23,14 @@ import {
   describeValue,
   familyOf,
   isPlainObject,
+  keepAncestors,
   materializeInto,
   rollback,
   sameDims,
   savepoint,
   shapeText,
   spaceKey,
+  takeAncestors,
   valueText,
 } from '@pol/core/backend';
 import { resolveSpace } from './arguments.js';
@@ -181,20 +183,8 @@ function childKeys(group: Record<string, unknown> | readonly unknown[]): readonl
   return (childPathCache.get(group) as ChildPaths).keys;
 }
 
-// The ancestors stack of a walk (for cycles) is balanced on every normal return; one is kept for
-// the next walk, and a walk that throws (or runs while another holds the spare) gets a fresh one.
-let spareAncestors: object[] | undefined;
-
-function takeAncestors(): object[] {
-  const ancestors = spareAncestors;
-  if (ancestors === undefined) return [];
-  spareAncestors = undefined;
-  return ancestors;
-}
-
-function keepAncestors(ancestors: object[]): void {
-  spareAncestors = ancestors;
-}
+// The ancestors stack of a walk (for cycles, core's spare: `takeAncestors`) is balanced on every
+// normal return, and handed back then; a walk that throws leaves the next one a fresh stack.
 
 function describeShadows(primals: unknown, path: string, ancestors: object[]): unknown {
   if (isArray(primals)) return zeroed(Undef(primals));
