@@ -1,37 +1,29 @@
 /// <reference lib="esnext.disposable" preserve="true" />
 /**
- * The arena: `ArenaImpl`, its offset, watermark, epoch and clock, the fast and slow paths of a
- * carve, marks, releases, frames and savepoints; and its public face, the `Arena` interface and
- * constructor.
+ * The arena: `ArenaImpl`, its state (offset, watermark, epoch, clock, open frames) and the carve
+ * path's fast and slow halves, with the releases that move its offset back; the `Arena` constructor
+ * and its type. What else an arena does lives with its concept, reached with explicit arguments:
+ * marks (`mark.ts`), frames (`frame.ts`, through the methods of `FrameOwner`), savepoints, the
+ * clock's renumbering, listeners and introspection, each in its own module.
  *
  * @module
  */
 
-import {
-  type ArrayOf,
-  ambientspace,
-  type DType,
-  type DTypeInfo,
-  InvalidArgumentError,
-  type Kind,
-  type PolArray,
-  type Space,
-} from '@pol/core';
-import { describeValue, openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
+import { type ArrayOf, ambientspace, type DType, type DTypeInfo, type Kind, type PolArray, type Space } from '@pol/core';
+import { openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
 import { CacheEntry, CarveCache, emptyFirstLevel } from './carve-cache.js';
 import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
-import { ClockGeneration, carryForward, clockLimit, renumber, retire, skipRetired } from './clock.js';
-import { InvalidSlabError } from './errors.js';
-import { FrameImpl, frameOps } from './frame.js';
+import { ClockGeneration, carryForward, clockLimit, renumberClock } from './clock.js';
+import { FrameImpl, type FrameOwner, frameCarveKey, frameClosedKey, frameCloseKey, frameOpenKey } from './frame.js';
 import { type KnownCarve, knownCarveOf } from './host.js';
+import { describeArena, summary } from './introspection.js';
 import { alignUp, CarveSize, elementPadding, measureCarve } from './layout.js';
-import { type Mark, MarkImpl } from './mark.js';
-import { arenaSettings, checkAlignment } from './options.js';
+import { type ArenaListener, Listeners } from './listeners.js';
+import { type Mark, MarkImpl, markRefusal, markRefused } from './mark.js';
+import { arenaArguments } from './options.js';
 import {
   allocOrder,
   arenaFull,
-  type BadMark,
-  badMark,
   badRollback,
   closeOrder,
   contended,
@@ -39,132 +31,25 @@ import {
   disposeOrder,
   resetOrder,
 } from './refusals.js';
-import { checkOverlap, hold, readRegion } from './region.js';
-import { storageFor } from './registry.js';
+import { hold } from './region.js';
 import { ReleaseLog } from './release-log.js';
 import { Savepoints } from './savepoint.js';
-import type { AnyStorage, Slab, SlabKind, SlabStorage, WasmMemory } from './storage.js';
-import type {
-  ArenaDescription,
-  ArenaEvent,
-  ArenaFrame,
-  ArenaListener,
-  ArenaOptions,
-  ArenaStorageOptions,
-  SlabOf,
-  WasmArenaOptions,
-} from './types.js';
+import type { SlabOf } from './slab.js';
+import type { AnyStorage, ArenaConstructor, ArenaDescription, ArenaFrame, Arena as ArenaType, SlabStorage } from './types.js';
 
 /**
- * A bump allocator over one preallocated slab of bytes, and a `Space` of kind `K`. See `Arena`
- * (the constructor) for the whole contract.
- *
- * @example
- * ```ts
- * import { Arena } from '@pol/arena';
- * import type { Space } from '@pol/core';
- * const arena: Arena<'host'> = new Arena(new ArrayBuffer(1024));
- * const space: Space<'host'> = arena;
- * ```
+ * The type of arenas: the {@link ArenaType | Arena} interface of `types.ts`, named here too so that
+ * `Arena` is one export, the type beside its constructor.
  */
-export interface Arena<K extends Kind = Kind> extends Space<K> {
-  /** The slab it carves from. */
-  readonly slab: SlabOf<K>;
-  /** The storage that carves the slab. */
-  readonly storage: SlabStorage<SlabOf<K>, K>;
-  /** Where each carve starts, relative to the region's first byte (the slab's, without a region). */
-  readonly alignment: number;
-  /** Whether the arena is in checked mode. */
-  readonly checked: boolean;
-  /** The region's size in bytes (the slab's, without a region). The arena never grows. */
-  readonly capacity: number;
-  /**
-   * Where the arena's region starts in the slab: every offset of the arena (its `offset`, marks,
-   * `watermark`) counts from here. 0 for an arena over a whole slab.
-   */
-  readonly byteOffset: number;
-  /** Whether the arena was disposed (see `dispose`). */
-  readonly disposed: boolean;
-  /** The first free byte. */
-  readonly offset: number;
-  /** The highest offset ever reached: the measured byte requirement of everything run on it. */
-  readonly watermark: number;
-  /** How many resets the arena has been through; marks of older epochs are stale. */
-  readonly epoch: number;
-  /**
-   * Carve a `dims`-shaped `dtype` array: round the offset up to the alignment (and the element's),
-   * take the next bytes, advance the offset and the watermark.
-   *
-   * @throws {ArenaFullError} past the end of the slab, changing nothing.
-   * @throws {FrameOrderError} while a frame is open on the arena (allocate from the innermost frame).
-   */
-  alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D>;
-  /** Like `alloc`, but `undefined` instead of `ArenaFullError` when the array does not fit. */
-  tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined;
-  /** The method form of `mark(arena)`. */
-  mark(): Mark;
-  /** The method form of `retract(arena, mark)`. */
-  retract(mark: Mark): void;
-  /** The method form of `reset(arena)`. */
-  reset(): void;
-  /** The method form of `observe(arena, listener)`. */
-  observe(listener: ArenaListener): () => void;
-  /** A snapshot of the arena's state. */
-  describe(): ArenaDescription<K>;
-  /** A one-line summary, such as `Arena(host, 1.0 MiB, offset 4096, watermark 8192, 1 open frame)`. */
-  toString(): string;
-  /**
-   * Give the arena's region back: another arena of this thread may take those bytes from now on, and
-   * this one refuses every carve with `DisposedArenaError` (in checked mode its arrays die, as at a
-   * reset). Marks, retracts and frames still work, carving nothing. Disposing again does nothing.
-   *
-   * @throws {FrameOrderError} while a frame is open on the arena (close it first), changing nothing.
-   */
-  dispose(): void;
-  /** `dispose()`, for `using arena = new Arena(...)`. */
-  [Symbol.dispose](): void;
-  /** Open a frame (what `scratchspace(arena, f)` calls). */
-  [openFrameKey](): ArenaFrame<K>;
-  /** Take a savepoint before a spec's allocations (what `alloc(arena, spec)` calls). */
-  [savepointKey](): unknown;
-  /** Undo everything since a savepoint (what a failed `alloc(arena, spec)` calls). */
-  [rollbackKey](token: unknown): void;
-}
-
-/**
- * The constructor of arenas; its signatures compute an arena's kind from its slab's type.
- *
- * @example
- * ```ts
- * import { Arena, type ArenaConstructor } from '@pol/arena';
- * const make: ArenaConstructor = Arena;
- * const arena = new make(new Uint8Array(256)); // Arena<'host'>
- * ```
- */
-export interface ArenaConstructor {
-  /**
-   * An arena over a slab a registered storage accepts; its kind follows from the slab's type. Over
-   * a WebAssembly memory the options are required, with the region's `byteOffset`.
-   */
-  new <S extends Slab>(
-    slab: S,
-    ...options: [S] extends [never]
-      ? [options?: ArenaOptions]
-      : S extends WasmMemory
-        ? [options: WasmArenaOptions]
-        : [options?: ArenaOptions]
-  ): Arena<SlabKind<S>>;
-  /** An arena over a slab of the given storage. */
-  new <S, K extends Kind>(slab: S, options: ArenaStorageOptions<S, K>): Arena<K>;
-  readonly prototype: Arena;
-}
+export type Arena<K extends Kind = Kind> = ArenaType<K>;
 
 /**
  * The arena. Its hot paths (alloc on a cache hit, mark, retract, frame open and close, savepoints)
  * touch only numbers and references it already holds, and allocate nothing once a loop is steady;
- * every refusal is built in `refusals.ts`, after nothing has been changed.
+ * every refusal is built in `refusals.ts`, after nothing has been changed. It is the owner of every
+ * frame it opens (see {@link FrameOwner}).
  */
-class ArenaImpl<K extends Kind> implements Arena<K> {
+class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
   // Messages name values by their class ("got an Arena"): name it as users know it. A static
   // getter, not Object.defineProperty on the class afterwards, which would leave every `instanceof`
   // test of it (the arena's checks of its arguments, on every retract) several times slower in V8.
@@ -232,35 +117,16 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   // Checked mode: the lives of live carves.
   readonly #lives: CheckedCarves | undefined;
   #created = 0;
-  // Copy-on-write, so a listener may unsubscribe while being notified.
-  #listeners: readonly ArenaListener[] = [];
+  // Made by the first observe: an arena nobody observes pays one load per release.
+  #listeners: Listeners | undefined = undefined;
   // Refilled by every slow-path carve.
   readonly #size = new CarveSize();
   // The built-in host storages carve from what #size already knows (see KnownCarve).
   readonly #knownCarve: KnownCarve | undefined;
 
   constructor(slab: unknown, options?: unknown) {
-    const o = arenaSettings(options);
-    const storage = o.storage ?? storageFor(slab, 'new Arena(slab)');
-    if (o.storage !== undefined && !o.storage.matches(slab)) {
-      throw new InvalidSlabError(
-        `new Arena: the storage '${o.storage.name}' does not accept ${describeValue(slab)}. Pass a slab it matches, or leave out the storage option.`,
-      );
-    }
-    storage.checkSlab?.(slab as never);
-    const alignment = checkAlignment(o.alignment);
-    storage.checkAlignment?.(slab as never, alignment);
-    const slabLength = storage.byteLength(slab as never);
-    const slabBase = storage.byteOffset?.(slab as never) ?? 0;
-    if (!Number.isSafeInteger(slabLength) || slabLength < 0 || !Number.isSafeInteger(slabBase) || slabBase < 0) {
-      throw new InvalidSlabError(
-        `new Arena: the storage '${storage.name}' reports ${slabLength} bytes at byte offset ${slabBase} for ${describeValue(slab)}; both must be non-negative integers.`,
-      );
-    }
-    const region = readRegion(storage, slab, o.byteOffset, o.byteLength, slabLength, slabBase, alignment);
-    checkOverlap(storage, slab, region);
+    const { storage, alignment, checked, region, base, claim } = arenaArguments(slab, options);
     const capacity = region.length;
-    const base = slabBase + region.start;
     this[spaceKey] = storage.kind as K;
     this.slab = slab as SlabOf<K>;
     this.storage = storage as unknown as SlabStorage<SlabOf<K>, K>;
@@ -268,12 +134,12 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.#maskUpTo = alignment <= 0x40000000 ? 0x3fffffff : -1;
     this.#alignAdd = alignment - 1;
     this.#alignMask = -alignment;
-    this.checked = o.checked;
+    this.checked = checked;
     this.capacity = capacity;
     this.byteOffset = region.start;
     this.#base = base;
     this.#knownCarve = knownCarveOf(storage);
-    if (o.checked) {
+    if (checked) {
       // Two empty slots and the largest shift: every read is in bounds (and of the same kind of
       // array as an unchecked arena's), and finds nothing, so every carve takes the slow path.
       this.#cache = undefined;
@@ -291,8 +157,8 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     // closure is made only for such a storage.
     storage.attach?.(slab as never, this as never, () => this.#forget());
     this.#unhold = hold(storage, slab, region, this);
-    this.#unclaim = o.claim?.release;
-    if (o.claim !== undefined) this.#epoch = o.claim.epoch;
+    this.#unclaim = claim?.release;
+    if (claim !== undefined) this.#epoch = claim.epoch;
   }
 
   // The slab died (its storage says so): drop every cached array, so that the next carve at each
@@ -460,75 +326,28 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     return this.#renumber();
   }
 
-  // Renumber every clock reading the arena holds into 2, 4, 6, … in the same order, start a new
-  // generation (leaving in the old one what became of each reading, for marks: see clock.ts), and
-  // return the first reading past them all.
+  // Renumber every clock reading the arena holds (see clock.ts) and return the first reading past
+  // them all. The open frames hold readings from #top out; a closed frame kept for reuse gets a new
+  // reading when it opens again.
   #renumber(): number {
-    // The open frames. (A closed frame kept for reuse gets a new reading when it opens again.)
-    const readings: number[] = [];
-    for (let f = this.#top; f !== undefined; f = f.outer) readings.push(f.clock);
-    this.#savepoints.forEach((r) => {
-      readings.push(r.clock, r.frameClock);
-    });
-    this.#releases.readings(readings);
-    this.#lives?.readings(readings);
-    const held = [...new Set(readings)].filter((r) => r !== 0).sort((a, b) => a - b);
-    const to = (reading: number): number => renumber(held, reading);
-    for (let f = this.#top; f !== undefined; f = f.outer) f.renumber(to);
-    this.#savepoints.forEach((r) => {
-      r.clock = to(r.clock);
-      r.frameClock = to(r.frameClock);
-    });
-    this.#releases.renumber(to);
-    this.#lives?.renumber(to);
-    const old = this.#generation;
-    const next = new ClockGeneration();
-    retire(old, held, next);
-    // Every retired numbering a mark still refers to goes straight to the new one, so that a kept
-    // mark holds its own numbering and no chain (the others are collected with their marks).
-    const retired = this.#retired;
-    let kept = 0;
-    for (const ref of retired) {
-      const g = ref.deref();
-      if (g === undefined) continue;
-      skipRetired(g);
-      retired[kept++] = ref;
-    }
-    retired.length = kept;
-    retired.push(new WeakRef(old));
-    this.#generation = next;
-    this.#clock = 2 * held.length + 2;
-    return this.#clock;
+    const next = renumberClock(this.#generation, this.#retired, [this.#top, this.#savepoints, this.#releases, this.#lives]);
+    this.#generation = next.generation;
+    this.#clock = next.clock;
+    return next.clock;
   }
 
   mark(): Mark {
     this.#cache?.disarm();
     const clock = this.#tick();
-    return new MarkImpl(this as Arena<Kind>, this.#offset, this.#epoch, clock, this.#generation);
+    return new MarkImpl(this, this.#offset, this.#epoch, clock, this.#generation);
   }
 
   retract(mark: Mark): void {
-    const reason = this.#markRefusal(mark);
-    if (reason !== undefined) throw this.#badMark(reason, mark);
+    const reason = markRefusal(mark, this, this.#epoch, this.#offset, this.#generation, this.#releases, this.#frameClock());
+    if (reason !== undefined) throw markRefused(reason, String(this), mark, this.#epoch, this.#offset, String(this.#top));
     const m = mark as unknown as MarkImpl;
     this.#release(m.offset, m.clock, 'retract');
-    this.#notify('retract');
-  }
-
-  // Why retracting to `m` must be refused, or undefined when it may proceed.
-  #markRefusal(m: unknown): BadMark | undefined {
-    if (!(m instanceof MarkImpl)) return 'not a mark';
-    if (m.arena !== (this as Arena<Kind>)) return 'foreign';
-    if (m.epoch !== this.#epoch) return 'older epoch';
-    if (m.offset > this.#offset) return 'above offset';
-    if (m.generation !== this.#generation) {
-      // The clock was renumbered since the mark: carry its reading into today's numbering.
-      m.clock = carryForward(m.clock, m.generation, this.#generation);
-      m.generation = this.#generation;
-    }
-    if (this.#releases.wentBelow(m.offset, m.clock)) return 'released';
-    if (this.#top !== undefined && m.clock < this.#top.clock) return 'frame order';
-    return undefined;
+    this.#listeners?.notify('retract', this.#offset, this.#epoch);
   }
 
   reset(): void {
@@ -539,7 +358,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     this.#epoch++;
     this.#releases.clear();
     this.#offset = 0;
-    this.#notify('reset');
+    this.#listeners?.notify('reset', this.#offset, this.#epoch);
   }
 
   // Move the offset back to `target`, releasing every carve made since `clock`. Validated already.
@@ -559,42 +378,13 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   }
 
   observe(listener: ArenaListener): () => void {
-    if (typeof listener !== 'function') {
-      throw new InvalidArgumentError(
-        `observe(arena, listener) needs a function, got ${describeValue(listener)}. Pass (event) => { ... }.`,
-      );
-    }
-    this.#listeners = [...this.#listeners, listener];
-    let subscribed = true;
-    return () => {
-      if (!subscribed) return;
-      subscribed = false;
-      const at = this.#listeners.indexOf(listener);
-      if (at >= 0) this.#listeners = this.#listeners.filter((_, i) => i !== at);
-    };
+    const listeners = this.#listeners ?? new Listeners();
+    const unsubscribe = listeners.add(listener); // refuses a listener that is not a function
+    this.#listeners = listeners;
+    return unsubscribe;
   }
 
-  #notify(kind: 'retract' | 'reset'): void {
-    const listeners = this.#listeners;
-    if (listeners.length === 0) return;
-    const event: ArenaEvent = Object.freeze({ kind, offset: this.#offset, epoch: this.#epoch });
-    let failed = false;
-    let failure: unknown;
-    // Every listener hears of the release even if one throws; the first failure is rethrown.
-    for (let i = 0; i < listeners.length; i++) {
-      try {
-        listeners[i]?.(event);
-      } catch (error) {
-        if (!failed) {
-          failed = true;
-          failure = error;
-        }
-      }
-    }
-    if (failed) throw failure;
-  }
-
-  // --- frames ----------------------------------------------------------------------------------
+  // --- frames: this arena is the FrameOwner of each frame it opens --------------------------------
 
   [openFrameKey](): ArenaFrame<K> {
     const top = this.#top;
@@ -602,6 +392,11 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     // task); anyone else opening a frame now would interleave with its holder.
     if (top !== undefined && ambientspace(this) !== top) throw contended(String(this), String(top));
     return this.#openFrame(this);
+  }
+
+  [frameOpenKey](on: FrameImpl<K>): FrameImpl<K> {
+    if (this.#top !== on) throw contended(String(on), String(this.#top));
+    return this.#openFrame(on);
   }
 
   #openFrame(parent: Space<K>): FrameImpl<K> {
@@ -621,62 +416,56 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
     return frame;
   }
 
-  // --- savepoints (atomic spec allocation) -----------------------------------------------------
+  [frameCarveKey]<D extends DType>(
+    frame: FrameImpl<K>,
+    dtype: D,
+    dims: readonly number[],
+    fallible: boolean,
+  ): ArrayOf<K, D> | undefined {
+    if (this.#top !== frame) throw this.#allocOrder(frame, dtype, dims);
+    return this.#bump(dtype, dims, fallible);
+  }
+
+  [frameCloseKey](frame: FrameImpl<K>): void {
+    if (this.#top !== frame) throw closeOrder(String(frame), String(this.#top));
+    this.#top = frame.outer;
+    this.#depth--;
+    this.#release(frame.start, frame.clock, 'frame');
+  }
+
+  [frameClosedKey](): void {
+    this.#listeners?.notify('retract', this.#offset, this.#epoch);
+  }
+
+  // --- savepoints (atomic spec allocation: see savepoint.ts) ------------------------------------
 
   [savepointKey](): unknown {
-    const record = this.#savepoints.take(this.#depth);
-    const cache = this.#cache;
-    record.offset = this.#offset;
-    record.watermark = this.#watermark;
-    record.epoch = this.#epoch;
-    record.clock = this.#tick();
-    record.frameClock = this.#top === undefined ? 0 : this.#top.clock;
-    record.undoFrom = cache === undefined ? 0 : cache.arm();
-    record.era = cache === undefined ? 0 : cache.era;
-    return record.token;
+    const clock = this.#tick(); // before the frame's clock is read: a renumbering changes it
+    return this.#savepoints.take(this.#depth, this.#offset, this.#watermark, this.#epoch, clock, this.#frameClock(), this.#cache);
   }
 
   [rollbackKey](token: unknown): void {
-    const record = this.#savepoints.find(this.#depth, token);
-    if (
-      record === undefined ||
-      record.epoch !== this.#epoch ||
-      record.frameClock !== (this.#top === undefined ? 0 : this.#top.clock) ||
-      record.offset > this.#offset ||
-      // Like a stale mark: a release below it since, and carves there, which it would not release.
-      this.#releases.wentBelow(record.offset, record.clock)
-    ) {
-      throw badRollback(this.#summary(this.#offset), token);
-    }
+    const record = this.#savepoints.find(this.#depth, token, this.#epoch, this.#frameClock(), this.#offset, this.#releases);
+    if (record === undefined) throw badRollback(this.#summary(this.#offset), token);
     const moved = record.offset < this.#offset;
     this.#cache?.rollback(record.era, record.undoFrom); // before the release, which disarms the undo log
     this.#release(record.offset, record.clock, 'rollback');
     this.#watermark = record.watermark;
     // A rollback is an internal undo: listeners hear of it only when it released bytes.
-    if (moved) this.#notify('retract');
+    if (moved) this.#listeners?.notify('retract', this.#offset, this.#epoch);
   }
 
-  // --- introspection ---------------------------------------------------------------------------
+  // The clock of the innermost open frame, or 0 without one: what marks and savepoints are ordered
+  // against (one taken before the frame opened cannot be retracted or rolled back to inside it).
+  #frameClock(): number {
+    const top = this.#top;
+    return top === undefined ? 0 : top.clock;
+  }
+
+  // --- introspection (see introspection.ts) -----------------------------------------------------
 
   describe(): ArenaDescription<K> {
-    const marks: number[] = [];
-    for (let f = this.#top; f !== undefined; f = f.outer) marks.unshift(f.start);
-    return Object.freeze({
-      kind: this[spaceKey],
-      storage: this.storage.name,
-      residency: this.storage.residency,
-      capacity: this.capacity,
-      byteOffset: this.byteOffset,
-      disposed: this.#disposed,
-      offset: this.#offset,
-      watermark: this.#watermark,
-      alignment: this.alignment,
-      epoch: this.#epoch,
-      checked: this.checked,
-      openFrames: this.#depth,
-      frameMarks: Object.freeze(marks),
-      arraysCreated: this.#created,
-    });
+    return describeArena(this, this.#top === undefined ? [] : this.#top.starts(), this.#created);
   }
 
   toString(): string {
@@ -684,11 +473,7 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   }
 
   #summary(offset: number): string {
-    const frames = `${this.#depth} open frame${this.#depth === 1 ? '' : 's'}`;
-    return (
-      `Arena(${this.storage.residency}, ${formatBytes(this.capacity)}${this.#unhold === undefined ? '' : ` at byte ${this.byteOffset}`}, ` +
-      `offset ${offset}, watermark ${this.#watermark}, ${frames}${this.checked ? ', checked' : ''}${this.#disposed ? ', disposed' : ''})`
-    );
+    return summary(this.describe(), this.#unhold !== undefined, offset);
   }
 
   // --- refusals, built after nothing has changed ------------------------------------------------
@@ -701,56 +486,6 @@ class ArenaImpl<K extends Kind> implements Arena<K> {
   #allocOrder(frame: FrameImpl<K> | undefined, dtype: DType, dims: readonly number[]): Error {
     return allocOrder(frame === undefined ? `${this} itself` : String(frame), String(this.#top), dtype, dims);
   }
-
-  #badMark(reason: BadMark, m: unknown): Error {
-    const mark = m instanceof MarkImpl ? m : undefined;
-    return badMark(reason, String(this), m, {
-      markArena: String(mark?.arena),
-      markEpoch: mark?.epoch ?? 0,
-      epoch: this.#epoch,
-      offset: this.#offset,
-      top: String(this.#top),
-    });
-  }
-
-  static {
-    frameOps.alloc = <K extends Kind, D extends DType>(
-      a: Arena<K>,
-      frame: FrameImpl<K>,
-      dtype: D,
-      dims: readonly number[],
-      fallible: boolean,
-    ): ArrayOf<K, D> | undefined => {
-      const arena = a as ArenaImpl<K>;
-      if (arena.#top !== frame) throw arena.#allocOrder(frame, dtype, dims);
-      return arena.#bump(dtype, dims, fallible);
-    };
-    frameOps.open = <K extends Kind>(a: Arena<K>, on: FrameImpl<K>): FrameImpl<K> => {
-      const arena = a as ArenaImpl<K>;
-      if (arena.#top !== on) throw contended(String(on), String(arena.#top));
-      return arena.#openFrame(on);
-    };
-    frameOps.close = <K extends Kind>(a: Arena<K>, frame: FrameImpl<K>): void => {
-      const arena = a as ArenaImpl<K>;
-      if (arena.#top !== frame) throw closeOrder(String(frame), String(arena.#top));
-      arena.#top = frame.outer;
-      arena.#depth--;
-      arena.#release(frame.start, frame.clock, 'frame');
-    };
-    frameOps.notify = (arena: Arena<Kind>, kind: 'retract' | 'reset'): void => (arena as ArenaImpl<Kind>).#notify(kind);
-  }
-}
-
-function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let value = n / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(1)} ${units[unit]}`;
 }
 
 /**

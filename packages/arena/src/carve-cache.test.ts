@@ -40,10 +40,15 @@ describe('CarveCache', () => {
     expect(cache.size).toBe(100);
   });
 
-  test('the dense part covers the slab in at most 1,024 windows; offsets past 2^32 live in the second level', () => {
+  test('the dense part covers the slab in at most 1,024 windows (and a slot for the end); offsets past 2^32 live in the second level', () => {
     expect(new CarveCache(256, 4096).dense.length).toBe(17); // offsets 0, 256, ..., 4096
+    // Exactly 1,024 aligned places past 0: a slot each, not windows of two.
+    const exact = new CarveCache(256, 1024 * 256);
+    expect(exact.shift).toBe(8);
+    expect(exact.dense.length).toBe(1025);
+    expect(new CarveCache(256, 1025 * 256).shift).toBe(9);
     const big = new CarveCache(256, 2 ** 40);
-    expect(big.dense.length).toBeLessThanOrEqual(1024);
+    expect(big.dense.length).toBeLessThanOrEqual(1025);
     const far = entry(2 ** 33 + 256, [4]);
     const near = entry(256, [4]);
     big.add(far);
@@ -52,7 +57,7 @@ describe('CarveCache', () => {
     expect(big.find(256, 'float32', [4])).toBe(near);
     expect(big.findBeyond(2 ** 33 + 256, 'float32', [4])).toBe(far);
     // Huge alignments too (Math.clz32 would wrap them).
-    expect(new CarveCache(2 ** 32, 2 ** 34).dense.length).toBeLessThanOrEqual(1024);
+    expect(new CarveCache(2 ** 32, 2 ** 34).dense.length).toBeLessThanOrEqual(1025);
   });
 
   test('a rollback removes what was added since its savepoint, newest first, and nothing else', () => {

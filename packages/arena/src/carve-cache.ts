@@ -9,8 +9,13 @@
 import type { DType, PolArray } from '@pol/core';
 import { sameDims } from '@pol/core/backend';
 
-/** Dense slots at most: 8 KiB of pointers, allocated when the arena is made. */
-const DENSE_SLOTS = 1024;
+/**
+ * Windows at most: 1,024, and one slot more for the offset `capacity` itself (a zero-byte carve at
+ * the very end), so that a slab of exactly 1,024 aligned places gets a slot for each: 8 KiB of
+ * pointers, allocated when the arena is made.
+ */
+const DENSE_WINDOWS = 1024;
+const DENSE_SLOTS = DENSE_WINDOWS + 1;
 const emptySlots: readonly undefined[] = new Array<undefined>(DENSE_SLOTS).fill(undefined);
 
 /**
@@ -118,8 +123,8 @@ export function matches(entry: CacheEntry, start: number, dtype: DType, dims: re
  * Offset, dtype and dims → the array carved there. Two levels:
  *
  * - `dense`, indexed by `start >>> shift`: the first entry carved in each window of 2^shift bytes
- *   (2^shift is the arena's alignment when the slab has at most 1,024 aligned offsets, else the
- *   power of two that divides it into at most 1,024 windows). A steady loop's carves hit here: one
+ *   (2^shift is the arena's alignment when the slab has at most 1,024 aligned offsets past 0, else
+ *   the power of two that divides it into at most 1,024 windows). A steady loop's carves hit here: one
  *   index, then the entry's own fields.
  * - a hash table keyed by offset and dims, open addressing with linear probing, for every other
  *   entry: more shapes at one offset, more carves in one window, offsets past 2^32.
@@ -165,7 +170,7 @@ export class CarveCache {
     // The window's size is doubled along, not raised to a power at each step: `**` of a variable is
     // a call to the math library, a noticeable part of a small arena's construction.
     let window = 2 ** shift;
-    while (shift < 31 && capacity / window >= DENSE_SLOTS) {
+    while (shift < 31 && capacity / window > DENSE_WINDOWS) {
       shift++;
       window *= 2;
     }
@@ -331,7 +336,7 @@ export class CarveCache {
   }
 
   #insert(entry: CacheEntry): void {
-    if ((this.#tableCount + 1) * 4 > this.#table.length) this.#grow(); // at most a quarter full: short probes
+    if ((this.#tableCount + 1) * 2 > this.#table.length) this.#grow(); // at most half full: short probes
     const table = this.#table;
     const mask = table.length - 1;
     let i = hashOf(entry) & mask;
@@ -342,8 +347,10 @@ export class CarveCache {
 
   #grow(): void {
     const old = this.#table;
-    const table: (CacheEntry | undefined)[] = [];
-    for (let i = Math.max(16, old.length * 2); i > 0; i--) table.push(undefined);
+    // Made at its size and filled, not pushed to: an array grown by pushes reallocates its store
+    // as it goes (about three times its size in all), the bulk of a first pass's bytes per carve
+    // when most carves land here (many small carves per window of a large slab).
+    const table = new Array<CacheEntry | undefined>(Math.max(16, old.length * 2)).fill(undefined);
     this.#table = table;
     const mask = table.length - 1;
     for (const entry of old) {

@@ -3,7 +3,7 @@ import { shapeText } from '@pol/core/backend';
 import { CarveRangeError, MisalignedCarveError } from './errors.js';
 import { CarveSize, elementPadding, measureCarve } from './layout.js';
 import { storageFor } from './registry.js';
-import type { Slab, SlabKind } from './storage.js';
+import type { Slab, SlabKind } from './slab.js';
 
 /**
  * A `dims`-shaped `dtype` array over the slab's bytes from `offset`, aliasing them, never copying:

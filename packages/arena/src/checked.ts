@@ -7,8 +7,9 @@
 
 import { type DType, dtypeInfo } from '@pol/core';
 import { shapeText } from '@pol/core/backend';
+import type { ClockReadings } from './clock.js';
 import { StaleArrayError } from './errors.js';
-import type { AnyStorage, ArrayLife } from './storage.js';
+import type { AnyStorage, ArrayLife } from './types.js';
 
 /** What released an array's bytes. */
 export type DeathCause = 'frame' | 'retract' | 'reset' | 'rollback' | 'dispose';
@@ -76,7 +77,7 @@ export class CarveLife implements ArrayLife {
  * The live carves of a checked arena, in carve order (so their clocks never decrease), and the
  * release that kills the ones a retract, frame close or reset frees.
  */
-export class CheckedCarves {
+export class CheckedCarves implements ClockReadings {
   readonly #live: CarveLife[] = [];
 
   constructor(

@@ -97,3 +97,51 @@ export function carryForward(reading: number, from: ClockGeneration, to: ClockGe
   for (let g: ClockGeneration | undefined = from; g !== undefined && g !== to; g = g.next) r = step(g, r);
   return r;
 }
+
+/**
+ * What holds clock readings an arena must renumber: its open frames, its savepoint records, its
+ * release log and, in checked mode, its lives.
+ */
+export interface ClockReadings {
+  /** Push every reading held onto `into`. */
+  readings(into: number[]): void;
+  /** Take the new numbering, which keeps the order (`to` maps each reading held to its new value). */
+  renumber(to: (reading: number) => number): void;
+}
+
+/** What a renumbering leaves: the numbering in use from now on, and the clock's reading in it. */
+export interface Renumbered {
+  readonly generation: ClockGeneration;
+  readonly clock: number;
+}
+
+/**
+ * Renumber every reading `holders` hold into 2, 4, 6, … in the same order, and retire `generation`
+ * for a new numbering, leaving in it what became of each reading (for marks). Every numbering in
+ * `retired` a mark still refers to goes straight to the new one, so that a kept mark holds its own
+ * numbering and no chain (the others are collected with their marks), and `generation` joins them.
+ * Returns the new numbering, and the first reading past every renumbered one.
+ */
+export function renumberClock(
+  generation: ClockGeneration,
+  retired: WeakRef<ClockGeneration>[],
+  holders: readonly (ClockReadings | undefined)[],
+): Renumbered {
+  const readings: number[] = [];
+  for (const holder of holders) holder?.readings(readings);
+  const held = [...new Set(readings)].filter((r) => r !== 0).sort((a, b) => a - b);
+  const to = (reading: number): number => renumber(held, reading);
+  for (const holder of holders) holder?.renumber(to);
+  const next = new ClockGeneration();
+  retire(generation, held, next);
+  let kept = 0;
+  for (const ref of retired) {
+    const g = ref.deref();
+    if (g === undefined) continue;
+    skipRetired(g);
+    retired[kept++] = ref;
+  }
+  retired.length = kept;
+  retired.push(new WeakRef(generation));
+  return { generation: next, clock: 2 * held.length + 2 };
+}

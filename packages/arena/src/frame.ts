@@ -8,39 +8,46 @@
 
 import { type ArrayOf, type DType, FrameClosedError, type Kind, type Space } from '@pol/core';
 import { frameKey, openFrameKey, rollbackKey, savepointKey, shapeText, spaceKey } from '@pol/core/backend';
-import type { Arena } from './arena.js';
-import type { ArenaFrame } from './types.js';
+import type { ClockReadings } from './clock.js';
+import type { Arena, ArenaFrame } from './types.js';
+
+/** The key of {@link FrameOwner}'s carve. These keys are symbols the package never exports. */
+export const frameCarveKey: unique symbol = Symbol('@pol/arena frame carve');
+/** The key of {@link FrameOwner}'s nested open. */
+export const frameOpenKey: unique symbol = Symbol('@pol/arena frame open');
+/** The key of {@link FrameOwner}'s close. */
+export const frameCloseKey: unique symbol = Symbol('@pol/arena frame close');
+/** The key of {@link FrameOwner}'s notice of a close. */
+export const frameClosedKey: unique symbol = Symbol('@pol/arena frame closed');
 
 /**
- * What a frame asks of its arena, reaching the arena's private state: the arena's class fills
- * these in from its static block (a class's #private members are visible to that class alone).
+ * What a frame asks of its arena, which alone holds the state these change (its innermost open
+ * frame, offset and clock): the arena implements them under keys no caller can name, and hands
+ * itself to every frame it opens, so that a frame's operations are its arena's own methods, called
+ * on the one object the frame already holds.
  */
-export interface FrameOps {
+export interface FrameOwner<K extends Kind> extends Arena<K> {
   /** Carve through `frame`, which must be the innermost open frame. */
-  alloc<K extends Kind, D extends DType>(
-    arena: Arena<K>,
+  [frameCarveKey]<D extends DType>(
     frame: FrameImpl<K>,
     dtype: D,
     dims: readonly number[],
     fallible: boolean,
   ): ArrayOf<K, D> | undefined;
   /** Open a frame nested in `on`, which must be the innermost open frame. */
-  open<K extends Kind>(arena: Arena<K>, on: FrameImpl<K>): FrameImpl<K>;
+  [frameOpenKey](on: FrameImpl<K>): FrameImpl<K>;
   /** Close `frame`, which must be the innermost open frame: retract to its start. */
-  close<K extends Kind>(arena: Arena<K>, frame: FrameImpl<K>): void;
-  /** Tell the arena's listeners of a release. */
-  notify(arena: Arena<Kind>, kind: 'retract' | 'reset'): void;
+  [frameCloseKey](frame: FrameImpl<K>): void;
+  /** Tell the arena's listeners of the release a frame's close made. */
+  [frameClosedKey](): void;
 }
-
-/** Filled in by the arena's class when its module loads. */
-export const frameOps = {} as FrameOps;
 
 /**
  * The one class of arena frames. An unchecked arena reuses its frame objects, one per depth: a
  * closed frame is opened again by the next frame opened at its depth (see {@link FrameImpl.reopen}),
  * so opening and closing a frame allocates nothing. Until then it stays closed and refuses every use.
  */
-export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
+export class FrameImpl<K extends Kind> implements ArenaFrame<K>, ClockReadings {
   // Messages name values by their class ("got an ArenaFrame"): name it as users know it, with a
   // static getter for the reason given at ArenaImpl's.
   static get name(): string {
@@ -56,7 +63,7 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
   #outer: FrameImpl<K> | undefined;
 
   constructor(
-    readonly arena: Arena<K>,
+    readonly arena: FrameOwner<K>,
     parent: Space<K>,
     start: number,
     clock: number,
@@ -93,9 +100,21 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
     return this.#start;
   }
 
-  /** Take the clock's new numbering (`to` maps each reading the arena held to its new value). */
+  /** Push the clock reading of this frame and of every frame it is nested in onto `into` (for the clock's renumbering). */
+  readings(into: number[]): void {
+    for (let f: FrameImpl<K> | undefined = this; f !== undefined; f = f.#outer) into.push(f.#clock);
+  }
+
+  /** Take the clock's new numbering, here and in every frame this one is nested in (`to` maps each reading the arena held to its new value). */
   renumber(to: (reading: number) => number): void {
-    this.#clock = to(this.#clock);
+    for (let f: FrameImpl<K> | undefined = this; f !== undefined; f = f.#outer) f.#clock = to(f.#clock);
+  }
+
+  /** Where this frame and every frame it is nested in opened, outermost first. */
+  starts(): number[] {
+    const starts: number[] = [];
+    for (let f: FrameImpl<K> | undefined = this; f !== undefined; f = f.#outer) starts.unshift(f.#start);
+    return starts;
   }
 
   /** The arena's clock at open: carves made through this frame (or inside it) have a clock at least this. */
@@ -110,17 +129,17 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
 
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
     if (!this.#open) throw this.#closed(`allocate ${shapeText(dtype, dims)}`);
-    return frameOps.alloc(this.arena, this, dtype, dims, false) as ArrayOf<K, D>;
+    return this.arena[frameCarveKey](this, dtype, dims, false) as ArrayOf<K, D>;
   }
 
   tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined {
     if (!this.#open) throw this.#closed(`allocate ${shapeText(dtype, dims)}`);
-    return frameOps.alloc(this.arena, this, dtype, dims, true);
+    return this.arena[frameCarveKey](this, dtype, dims, true);
   }
 
   [openFrameKey](): ArenaFrame<K> {
     if (!this.#open) throw this.#closed('open a nested frame');
-    return frameOps.open(this.arena, this);
+    return this.arena[frameOpenKey](this);
   }
 
   // The spec protocol goes to the arena: a spec allocated through a frame fails or rolls back there.
@@ -135,9 +154,9 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K> {
 
   close(): void {
     if (!this.#open) return;
-    frameOps.close(this.arena, this); // throws, changing nothing, unless this is the innermost frame
+    this.arena[frameCloseKey](this); // throws, changing nothing, unless this is the innermost frame
     this.#open = false;
-    frameOps.notify(this.arena as Arena<Kind>, 'retract');
+    this.arena[frameClosedKey]();
   }
 
   [Symbol.dispose](): void {

@@ -1,9 +1,10 @@
 import { type ArrayOf, type DType, type Frame, FrameClosedError, InvalidArgumentError, type Kind } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
-import { type Arena, arenaOf, isArenaFrame } from './arena.js';
+import { arenaOf, isArenaFrame } from './arena.js';
 import { NotAnArenaError } from './errors.js';
+import type { ArenaListener } from './listeners.js';
 import type { Mark } from './mark.js';
-import type { ArenaListener } from './types.js';
+import type { Arena } from './types.js';
 
 function need(x: unknown, what: string): Arena {
   const arena = arenaOf(x);

@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 
-export { Arena, type ArenaConstructor } from './arena.js';
+export { Arena } from './arena.js';
 export { carve } from './carve.js';
 export {
   ArenaFullError,
@@ -30,6 +30,7 @@ export {
 } from './errors.js';
 export { isArena, mark, observe, reset, retract, tryAlloc, watermark } from './functions.js';
 export { POISON_BYTE } from './host.js';
+export type { ArenaEvent, ArenaListener } from './listeners.js';
 export type { Mark } from './mark.js';
 export { pointer } from './pointer.js';
 export { defineStorage } from './registry.js';
@@ -42,14 +43,14 @@ export {
   type SharedSlabDescription,
   type SharedSlabLayout,
 } from './shared-slab.js';
-export type { ArrayLife, Slab, SlabKind, SlabStorage, SlabTypes, WasmMemory } from './storage.js';
+export type { Slab, SlabKind, SlabOf, SlabTypes, WasmMemory } from './slab.js';
 export type {
+  ArenaConstructor,
   ArenaDescription,
-  ArenaEvent,
   ArenaFrame,
-  ArenaListener,
   ArenaOptions,
   ArenaStorageOptions,
-  SlabOf,
+  ArrayLife,
+  SlabStorage,
   WasmArenaOptions,
 } from './types.js';

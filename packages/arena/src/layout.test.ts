@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { arrayBufferStorage } from './host.js';
 import { alignUp, CarveSize, elementPadding, measureCarve } from './layout.js';
-import type { AnyStorage } from './storage.js';
+import type { AnyStorage } from './types.js';
 
 describe('carve layout', () => {
   test('alignUp rounds up to a power of two, by mask below 2^30 and by % above', () => {

@@ -7,7 +7,7 @@
 
 import { byteLength, type DType, type DTypeInfo, dtypeInfo, elementCount } from '@pol/core';
 import { internDims, sameDims } from '@pol/core/backend';
-import type { AnyStorage } from './storage.js';
+import type { AnyStorage } from './types.js';
 
 /**
  * A carve's measurements, filled in by {@link measureCarve}. The arena keeps one and refills it on

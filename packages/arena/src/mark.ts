@@ -1,12 +1,14 @@
 /**
- * Marks: snapshots of an arena's offset that `retract` moves back to.
+ * Marks: snapshots of an arena's offset that `retract` moves back to, and when a retract to one
+ * must be refused.
  *
  * @module
  */
 
-import type { Kind } from '@pol/core';
-import type { Arena } from './arena.js';
-import type { ClockGeneration } from './clock.js';
+import type { Kind, Space } from '@pol/core';
+import { type ClockGeneration, carryForward } from './clock.js';
+import { type BadMark, badMark } from './refusals.js';
+import type { ReleaseLog } from './release-log.js';
 
 declare const markBrand: unique symbol;
 
@@ -41,7 +43,8 @@ export class MarkImpl implements Mark {
     return 'Mark';
   }
   constructor(
-    readonly arena: Arena<Kind>,
+    // The arena it was taken on (as the space it is: the Arena interface names this module's Mark).
+    readonly arena: Space<Kind>,
     readonly offset: number,
     readonly epoch: number,
     // The arena's clock reading this mark took, in the clock's numbering `generation`: it orders the
@@ -54,4 +57,48 @@ export class MarkImpl implements Mark {
   toString(): string {
     return `Mark(offset ${this.offset}, epoch ${this.epoch})`;
   }
+}
+
+/**
+ * Why retracting `arena` to `m` must be refused, or undefined when it may proceed, for an arena at
+ * `offset` in `epoch`, whose clock numbering is `generation`, whose releases are `releases` and
+ * whose innermost open frame opened at `frameClock` (0: none). A mark taken in an older numbering
+ * is carried into `generation` on the way.
+ */
+export function markRefusal(
+  m: unknown,
+  arena: Space<Kind>,
+  epoch: number,
+  offset: number,
+  generation: ClockGeneration,
+  releases: ReleaseLog,
+  frameClock: number,
+): BadMark | undefined {
+  if (!(m instanceof MarkImpl)) return 'not a mark';
+  if (m.arena !== arena) return 'foreign';
+  if (m.epoch !== epoch) return 'older epoch';
+  if (m.offset > offset) return 'above offset';
+  if (m.generation !== generation) {
+    // The clock was renumbered since the mark: carry its reading into today's numbering.
+    m.clock = carryForward(m.clock, m.generation, generation);
+    m.generation = generation;
+  }
+  if (releases.wentBelow(m.offset, m.clock)) return 'released';
+  if (m.clock < frameClock) return 'frame order';
+  return undefined;
+}
+
+/**
+ * The refusal of a retract, for `reason`, of the arena `summary` names (at `offset` in `epoch`,
+ * with `top` its innermost open frame) to `m`.
+ */
+export function markRefused(reason: BadMark, summary: string, m: unknown, epoch: number, offset: number, top: string): Error {
+  const mark = m instanceof MarkImpl ? m : undefined;
+  return badMark(reason, summary, m, {
+    markArena: String(mark?.arena),
+    markEpoch: mark?.epoch ?? 0,
+    epoch,
+    offset,
+    top,
+  });
 }

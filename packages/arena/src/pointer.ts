@@ -9,7 +9,7 @@ import { type DType, type HostArray, InvalidArgumentError } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
 import { ForeignMemoryError } from './errors.js';
 import { offsetInMemory } from './host.js';
-import type { WasmMemory } from './storage.js';
+import type { WasmMemory } from './slab.js';
 
 /**
  * The absolute byte offset of `array`'s first element in `memory`: the pointer a WebAssembly

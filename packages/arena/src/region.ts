@@ -9,7 +9,7 @@
 import { describeValue } from '@pol/core/backend';
 import { InvalidRegionError, MissingRegionError, RegionOverlapError } from './errors.js';
 import { uint8ArrayStorage, wasmMemoryStorage } from './host.js';
-import type { AnyStorage } from './storage.js';
+import type { AnyStorage } from './types.js';
 
 /**
  * The region an arena carves from, in bytes of its slab: `[start, start + length)`. `held` is true

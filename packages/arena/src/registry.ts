@@ -9,7 +9,8 @@ import type { Kind } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
 import { InvalidSlabError } from './errors.js';
 import { arrayBufferStorage, sharedArrayBufferStorage, uint8ArrayStorage, wasmMemoryStorage } from './host.js';
-import { type AnyStorage, checkStorage, type SlabStorage } from './storage.js';
+import { checkStorage } from './storage.js';
+import type { AnyStorage, SlabStorage } from './types.js';
 
 // Tried in order; later definitions go first, so a backend can take over slabs a built-in would
 // match. The built-ins are listed here rather than registered by a call at load time, so that the

@@ -5,6 +5,8 @@
  * @module
  */
 
+import type { ClockReadings } from './clock.js';
+
 /**
  * Releases (retracts, frame closes and rollbacks that lowered the offset) since the last reset, as
  * a monotonic stack: clocks and targets both strictly increase from the bottom to the top. A
@@ -12,7 +14,7 @@
  * mark's fate. A mark is stale when a release after it (a larger clock) went below its offset: its
  * bytes were handed out again.
  */
-export class ReleaseLog {
+export class ReleaseLog implements ClockReadings {
   // Invariant: #clocks[0..#count) and #targets[0..#count) both strictly increase.
   readonly #clocks: number[] = [];
   readonly #targets: number[] = [];

@@ -6,6 +6,10 @@
  * @module
  */
 
+import type { CarveCache } from './carve-cache.js';
+import type { ClockReadings } from './clock.js';
+import type { ReleaseLog } from './release-log.js';
+
 /** Records kept per frame depth: how many savepoints at one depth a rollback can reach back over. */
 export const SAVEPOINT_RING = 8;
 
@@ -48,12 +52,24 @@ export class SavepointRecord {
  * refused, never confused with a newer savepoint (unless it is kept while the process takes another
  * {@link TOKEN_PERIOD} savepoints, and the numbering comes round to it again).
  */
-export class Savepoints {
+export class Savepoints implements ClockReadings {
   readonly #rings: SavepointRecord[][] = [];
   readonly #next: number[] = [];
 
-  /** A record for a new savepoint at frame depth `depth`, with its new token set. */
-  take(depth: number): SavepointRecord {
+  /**
+   * Take a savepoint at frame depth `depth` of an arena at `offset`, `watermark` and `epoch`, whose
+   * clock now reads `clock` and whose innermost open frame opened at `frameClock` (0: none), arming
+   * its carve cache's undo log (none in checked mode). Returns the token.
+   */
+  take(
+    depth: number,
+    offset: number,
+    watermark: number,
+    epoch: number,
+    clock: number,
+    frameClock: number,
+    cache: CarveCache | undefined,
+  ): number {
     const rings = this.#rings;
     while (rings.length <= depth) {
       rings.push([]);
@@ -69,18 +85,57 @@ export class Savepoints {
     }
     issued = nextSequence(issued);
     record.token = issued * SAVEPOINT_RING + slot;
-    return record;
+    record.offset = offset;
+    record.watermark = watermark;
+    record.epoch = epoch;
+    record.clock = clock;
+    record.frameClock = frameClock;
+    record.undoFrom = cache === undefined ? 0 : cache.arm();
+    record.era = cache === undefined ? 0 : cache.era;
+    return record.token;
   }
 
-  /** Call `f` with every record, once each (for the clock's renumbering). */
-  forEach(f: (record: SavepointRecord) => void): void {
-    for (const ring of this.#rings) for (const record of ring) f(record);
+  /** Push the clock readings of every record onto `into` (for the clock's renumbering). */
+  readings(into: number[]): void {
+    for (const ring of this.#rings) for (const record of ring) into.push(record.clock, record.frameClock);
   }
 
-  /** The record `token` names at frame depth `depth`, if it still holds that savepoint. */
-  find(depth: number, token: unknown): SavepointRecord | undefined {
+  /** Take the clock's new numbering, which keeps the order (`to` maps each reading to its new value). */
+  renumber(to: (reading: number) => number): void {
+    for (const ring of this.#rings) {
+      for (const record of ring) {
+        record.clock = to(record.clock);
+        record.frameClock = to(record.frameClock);
+      }
+    }
+  }
+
+  /**
+   * The record `token` names at frame depth `depth`, if it still holds that savepoint and an arena
+   * at `offset` in `epoch`, whose innermost open frame opened at `frameClock` (0: none) and whose
+   * releases are `releases`, may roll back to it: else undefined.
+   */
+  find(
+    depth: number,
+    token: unknown,
+    epoch: number,
+    frameClock: number,
+    offset: number,
+    releases: ReleaseLog,
+  ): SavepointRecord | undefined {
     if (typeof token !== 'number' || !Number.isSafeInteger(token) || token <= 0) return undefined;
     const record = this.#rings[depth]?.[token % SAVEPOINT_RING];
-    return record !== undefined && record.token === token ? record : undefined;
+    if (
+      record === undefined ||
+      record.token !== token ||
+      record.epoch !== epoch ||
+      record.frameClock !== frameClock ||
+      record.offset > offset ||
+      // Like a stale mark: a release below it since, and carves there, which it would not release.
+      releases.wentBelow(record.offset, record.clock)
+    ) {
+      return undefined;
+    }
+    return record;
   }
 }

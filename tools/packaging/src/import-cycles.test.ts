@@ -1,8 +1,7 @@
 /**
  * Import cycles among the modules of a package's `src/`, from every relative `import … from`,
- * `export … from` and bare `import`: none at run time, and, counting type-only imports too (a
- * type-only cycle still ties two concepts into one, and becomes a runtime cycle the day a value
- * crosses it), none but the ones listed below, which their packages' owners are to break.
+ * `export … from` and bare `import`: none, type-only imports counted (a type-only cycle still ties
+ * two concepts into one, and becomes a runtime cycle the day a value crosses it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
@@ -10,17 +9,14 @@ import { describe, expect, test } from 'vitest';
 import { root } from './workspace.js';
 
 // `import …/export … from './x.js'` over any number of lines (a statement's start is at a line's
-// start, so doc-comment examples, which start with ` * `, never count), and `import './x.js'`.
-// A statement that starts `import type` or `export type` is erased at run time; any other stays
-// (even `import { type X }`, which leaves a bare import of the module under verbatimModuleSyntax).
-const fromClause = /^[ \t]*(?:import|export)\b(\s+type\b)?[^;'"]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
-const bareImport = /^[ \t]*import\s*()['"](\.{1,2}\/[^'"]+)['"]/gm;
+// start, so doc-comment examples, which start with ` * `, never count), and `import './x.js'`;
+// `import type` and `export type` statements included.
+const fromClause = /^[ \t]*(?:import|export)\b[^;'"]*?\bfrom\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
+const bareImport = /^[ \t]*import\s*['"](\.{1,2}\/[^'"]+)['"]/gm;
 
-/** The relative specifiers `source` imports or re-exports from: every one, or only those that stay at run time. */
-function relativeImports(source: string, which: 'all' | 'runtime' = 'all'): string[] {
-  return [...source.matchAll(fromClause), ...source.matchAll(bareImport)]
-    .filter((m) => which === 'all' || m[1] === undefined || m[1] === '')
-    .map((m) => m[2] as string);
+/** The relative specifiers `source` imports or re-exports from. */
+function relativeImports(source: string): string[] {
+  return [...source.matchAll(fromClause), ...source.matchAll(bareImport)].map((m) => m[1] as string);
 }
 
 /** The module file a specifier of `from` names (`./x.js` is `x.ts`, or `x/index.ts`), if it exists. */
@@ -57,24 +53,11 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return found;
 }
 
-/**
- * The cycles main had when this test came, each closed by an `import type` (found by it, left to
- * the packages' owners): an entry goes when its cycle is broken, and nothing is added.
- */
-const knownTypeCycles: Record<string, readonly string[]> = {
-  'packages/arena/src': [
-    'arena.ts → checked.ts → storage.ts → arena.ts',
-    'arena.ts → frame.ts → arena.ts',
-    'arena.ts → frame.ts → types.ts → arena.ts',
-    'arena.ts → mark.ts → arena.ts',
-  ],
-};
-
-/** Each module of `dir` (by its path in it), and the modules it imports: every import, or only those that stay at run time. */
-function importGraph(dir: string, which: 'all' | 'runtime'): Map<string, string[]> {
+/** Each module of `dir` (by its path in it), and the modules it imports. */
+function importGraph(dir: string): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of sourceFiles(dir)) {
-    const edges = relativeImports(readFileSync(file, 'utf8'), which).map((s) => resolve(file, s));
+    const edges = relativeImports(readFileSync(file, 'utf8')).map((s) => resolve(file, s));
     graph.set(
       relative(dir, file),
       edges.filter((e): e is string => e !== undefined).map((e) => relative(dir, e)),
@@ -99,7 +82,6 @@ describe('import cycles', () => {
       " * import { h } from './h.js'; (a doc comment's example)",
     ].join('\n');
     expect(relativeImports(source).sort()).toEqual(['../d.js', './a.js', './b.js', './e.js', './f.js']);
-    expect(relativeImports(source, 'runtime').sort()).toEqual(['../d.js', './a.js', './f.js']);
     const planted = new Map([
       ['a', ['b']],
       ['b', ['c']],
@@ -118,17 +100,10 @@ describe('import cycles', () => {
     ).toEqual([]);
   });
 
-  test.each(packages.map((dir) => [relative(root, dir), dir] as const))('%s: no cycle at run time', (_, dir) => {
-    const graph = importGraph(dir, 'runtime');
+  test.each(packages.map((dir) => [relative(root, dir), dir] as const))('%s: no cycle, type-only imports included', (_, dir) => {
+    const graph = importGraph(dir);
     // The walk saw the package's imports (a parser that found none would pass vacuously).
     expect([...graph.values()].flat().length).toBeGreaterThan(0);
     expect(cycles(graph).map((c) => c.join(' → '))).toEqual([]);
   });
-
-  test.each(packages.map((dir) => [relative(root, dir), dir] as const))(
-    '%s: no cycle through type-only imports either, but the known ones',
-    (name, dir) => {
-      expect(cycles(importGraph(dir, 'all')).map((c) => c.join(' → '))).toEqual(knownTypeCycles[name] ?? []);
-    },
-  );
 });
