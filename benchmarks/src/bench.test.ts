@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { linesPage } from './lines.js';
 import { bytesPerOp, gcExposed, gcWindow } from './measure.js';
 import type { Measurement, Results } from './model.js';
-import { chart, markdown, README_END, README_START, readmeBlock, withReadmeBlock } from './report.js';
-import { runBenchmarks } from './run.js';
+import { chart, markdown } from './report.js';
+import { README_END, README_START, readmeBlock, withReadmeBlock } from './report-blocks.js';
+import { runBenchmarks, suiteNames } from './run.js';
 import { trainingLoop } from './verbs.js';
 import { COPIES_SHARE, wasmSizes } from './wasm.js';
 import { copiesShare, WORKERS_COPIES_SHARE, workersSizes, workerVariants } from './workers.js';
@@ -20,7 +21,10 @@ const log: string[] = [];
 const keep: unknown[] = [];
 
 beforeAll(async () => {
-  results = await runBenchmarks({ quick: true, log: (line) => log.push(line) });
+  // The tfjs suite has a test file of its own (tfjs.test.ts), which runs it in quick mode and checks
+  // its rows, its curves and its report: run here too, it would double the longest suite's time.
+  const suites = suiteNames.filter((name) => name !== 'tfjs');
+  results = await runBenchmarks({ quick: true, log: (line) => log.push(line) }, suites);
 }, 300_000);
 
 afterAll(() => {
@@ -76,7 +80,7 @@ describe('quick mode', () => {
     for (const rows of workersSizes)
       for (const name of [...workerVariants, 'copies']) expect(ids).toContain(`workers.${name}.${rows}`);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(results.sections.length).toBe(13 + workersSizes.length);
+    expect(results.sections.length).toBe(14 + workersSizes.length);
     for (const m of results.measurements) expect(results.sections).toContain(m.section);
   });
 
@@ -96,7 +100,9 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    // 27, and the WebAssembly sections': Pol against the floor at each size, and against the copies
+    // 27, the verb shell against the hand-written frame shell, 5 more first passes (through alloc at each size; 1,024 carves per arena at the two sizes
+    // whose slab of 1,024 places is small), the frames section's 6 (0 B in each shape of loop and
+    // form), and the WebAssembly sections': Pol against the floor at each size, and against the copies
     // at the sizes where they took more than a tenth of that path's time in this run.
     const byId = new Map(results.measurements.map((m) => [m.id, m]));
     const time = (id: string) => byId.get(id)?.timeNs ?? Number.NaN;
@@ -111,7 +117,7 @@ describe('quick mode', () => {
       (rows) => copiesShare(measured(`workers.copies.${rows}`), measured(`workers.copy.${rows}`)) >= WORKERS_COPIES_SHARE,
     ).length;
     expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(
-      27 + wasmSizes.length + copiesCount + workersSizes.length + 1 + workersCopies,
+      27 + 1 + 5 + 6 + wasmSizes.length + copiesCount + workersSizes.length + 1 + workersCopies,
     );
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);
@@ -119,6 +125,20 @@ describe('quick mode', () => {
       expect(Number.isFinite(c.overheadNs)).toBe(true);
       expect(typeof c.met === 'boolean').toBe(c.target !== undefined);
     }
+  });
+
+  test("the GPU step targets are set against the floors, and the ones between Pol's own rows are retired", () => {
+    const target = (subject: string, peer: string) =>
+      results.comparisons.find((c) => c.subject === subject && c.peer === peer)?.target;
+    expect(target('gpu-mlp.eager', 'gpu-mlp.prebuilt')).toEqual({ kind: 'ratio-at-most', value: 1.25 });
+    expect(target('gpu-mlp.replay', 'gpu-mlp.prebuilt')).toEqual({ kind: 'ratio-at-most', value: 1.02 });
+    expect(target('gpu-mlp.replay-x4', 'gpu-mlp.prebuilt-x4')).toEqual({ kind: 'ratio-at-most', value: 1.02 });
+    expect(target('gpu-uniform.replay-batched', 'gpu-uniform.prebuilt-batched')).toEqual({ kind: 'ratio-at-most', value: 1.02 });
+    expect(target('gpu-mlp.replay', 'gpu-mlp.eager')).toBeUndefined();
+    expect(target('gpu-mlp.eager', 'gpu-mlp.buffer-per-step')).toBeUndefined();
+    // Between Pol's own rows: ratios, not targets.
+    expect(target('gpu-mlp.replay-x4', 'gpu-mlp.replay')).toBeUndefined();
+    expect(target('gpu-uniform.replay-batched', 'gpu-uniform.replay')).toBeUndefined();
   });
 
   test('the environment is recorded', () => {

@@ -92,18 +92,25 @@ async function perceptron(d: Devices, run: RunOptions): Promise<SuiteResult> {
       run,
     );
     const m = (id: string) => by(measurements, `gpu-mlp.${id}`);
+    // Targets against the floors, which carry to any adapter: what Pol adds to the cheapest code
+    // for the same step. (Ratios between Pol's own rows are reported without a target: four steps
+    // per submit against one depends on the adapter's submit cost. Replay ≤ 0.5× eager and eager
+    // ≤ 0.35× a buffer per array were retired:
+    // with the replay at its floor, the first asks eager to be at least twice the floor, and the
+    // second, where a buffer per array costs only a few times the floor (SwiftShader), asks it to
+    // be under that: they could not both hold.)
     const comparisons: Comparison[] = [
-      compare(m('replay'), m('eager'), { kind: 'ratio-at-most', value: 0.5 }),
-      compare(m('eager'), m('buffer-per-step'), { kind: 'ratio-at-most', value: 0.35 }),
-      compare(m('replay-x4'), m('replay'), { kind: 'ratio-at-most', value: 0.8 }),
+      compare(m('eager'), m('prebuilt'), { kind: 'ratio-at-most', value: 1.25 }),
+      compare(m('replay'), m('prebuilt'), { kind: 'ratio-at-most', value: 1.02 }),
+      compare(m('replay-x4'), m('prebuilt-x4'), { kind: 'ratio-at-most', value: 1.02 }),
       ...ratios(measurements, 'gpu-mlp', [
+        ['replay-x4', 'replay'],
+        ['replay', 'eager'],
+        ['eager', 'buffer-per-step'],
         ['eager', 'pool'],
         ['by-hand', 'buffer-per-step'],
         ['by-hand', 'prebuilt'],
-        ['eager', 'prebuilt'],
-        ['replay', 'prebuilt'],
         ['prebuilt-x4', 'prebuilt'],
-        ['replay-x4', 'prebuilt-x4'],
       ]),
     ];
     return { measurements, comparisons };
@@ -203,17 +210,17 @@ async function uniformHeavy(d: Devices, run: RunOptions): Promise<SuiteResult> {
       run,
     );
     const comparisons = [
-      compare(by(measurements, 'gpu-uniform.replay-batched'), by(measurements, 'gpu-uniform.replay'), {
+      compare(by(measurements, 'gpu-uniform.replay-batched'), by(measurements, 'gpu-uniform.prebuilt-batched'), {
         kind: 'ratio-at-most',
-        value: 0.7,
+        value: 1.02,
       }),
       ...ratios(measurements, 'gpu-uniform', [
+        ['replay-batched', 'replay'],
         ['eager', 'buffer-per-step'],
         ['eager', 'pool'],
         ['replay', 'eager'],
         ['replay', 'prebuilt'],
         ['prebuilt-batched', 'prebuilt'],
-        ['replay-batched', 'prebuilt-batched'],
         ['eager-batched', 'eager'],
       ]),
     ];

@@ -4,15 +4,16 @@
  * variant, variants interleaved (in a fresh order every round, see `roundOrders`), each round's submitted work drained outside the timing so that
  * queues stay short. A variant's figure is the median round. Alongside: bytes allocated per step
  * (`bytesPerOp`) and the buffers and bind groups created per step, counted on the device over the
- * timed rounds.
+ * timed rounds. A variant may instead await each call (a step and its read-back), for the time
+ * end to end.
  */
 import type { GpuObjectCounter } from './gpu-count.js';
-import { bytesPerOp, median } from './measure.js';
+import { bytesPerAwaitedOp, bytesPerOp, median } from './measure.js';
 import type { Measurement, RunOptions } from './model.js';
 import { formatBytes, formatNs } from './op.js';
 
-/** One way of running a step. */
-export interface GpuVariant {
+/** What every way of running a step has, however it is called. */
+interface GpuVariantBase {
   /** Measurement id, such as `gpu-mlp.replay`. */
   readonly id: string;
   readonly label: string;
@@ -21,17 +22,31 @@ export interface GpuVariant {
   readonly device: GPUDevice;
   /** Counts the GPU objects the device creates. */
   readonly counter: GpuObjectCounter;
-  /** One call: `steps` steps (default 1). */
-  readonly run: () => void;
   /** Steps one call of `run` performs (several steps per submit). Default 1. */
   readonly steps?: number;
+  /**
+   * Submits whatever the calls left encoded but unsubmitted, timed with them (once per round):
+   * for a library that defers its submits (TensorFlow.js's WebGPU backend submits every 15
+   * dispatches), so that the time is the time to the last submit.
+   */
+  readonly flush?: () => void;
 }
 
-/** How many calls per round, rounds and warm-up rounds. */
+/**
+ * One way of running a step: `run()` is one call, synchronous (the time to its last submit), or,
+ * with `awaits`, a promise awaited before the next call (a step and the read-back of its result:
+ * the time end to end).
+ */
+export type GpuVariant = GpuVariantBase &
+  ({ readonly run: () => void; readonly awaits?: false } | { readonly run: () => Promise<unknown>; readonly awaits: true });
+
+/** How many calls per round, rounds and warm-up rounds, and the calls in a bytes batch. */
 export interface GpuTimingOptions {
   readonly batch?: number;
   readonly rounds?: number;
   readonly warmRounds?: number;
+  /** Calls in every bytes batch (default: 8 in quick mode; else 16 in the first, up to 64 after). */
+  readonly bytesOps?: number;
 }
 
 /** Time, bytes and GPU objects of each variant, per step, measured in one run. */
@@ -42,8 +57,9 @@ export async function measureGpuSteps(
   options: GpuTimingOptions = {},
 ): Promise<Measurement[]> {
   const batch = options.batch ?? 16;
-  const rounds = run.quick ? 2 : (options.rounds ?? 200);
-  const warmRounds = run.quick ? 1 : (options.warmRounds ?? 10);
+  // Quick mode runs 2 rounds after 1 of warm-up, or fewer where the options ask for fewer.
+  const rounds = run.quick ? Math.min(2, options.rounds ?? 2) : (options.rounds ?? 200);
+  const warmRounds = run.quick ? Math.min(1, options.warmRounds ?? 1) : (options.warmRounds ?? 10);
   const perRound: number[][] = variants.map(() => []);
   const objects: number[] = variants.map(() => 0);
   const orders = roundOrders(variants.length);
@@ -51,10 +67,18 @@ export async function measureGpuSteps(
     const order = orders.next();
     for (let k = 0; k < order.length; k++) {
       const v = order[k] as number;
-      const { run: step, device, counter } = variants[v] as GpuVariant;
+      const variant = variants[v] as GpuVariant;
+      const { device, counter } = variant;
       const made = counter.total;
       const t0 = performance.now();
-      for (let i = 0; i < batch; i++) step();
+      if (variant.awaits === true) {
+        const step = variant.run;
+        for (let i = 0; i < batch; i++) await step();
+      } else {
+        const step = variant.run;
+        for (let i = 0; i < batch; i++) step();
+      }
+      variant.flush?.();
       const t1 = performance.now();
       const created = counter.total - made;
       await device.queue.onSubmittedWorkDone();
@@ -68,12 +92,20 @@ export async function measureGpuSteps(
   for (let v = 0; v < variants.length; v++) {
     const variant = variants[v] as GpuVariant;
     const steps = variant.steps ?? 1;
-    const bytes = await bytesPerOp(variant.run, {
-      ops: run.quick ? 8 : 16,
-      maxOps: run.quick ? 8 : 64,
-      repeats: run.quick ? 1 : 3,
-      between: () => variant.device.queue.onSubmittedWorkDone(),
-    });
+    const bytesOps = options.bytesOps ?? (run.quick ? 8 : 16);
+    const bytes =
+      variant.awaits === true
+        ? await bytesPerAwaitedOp(variant.run, bytesOps, run.quick ? 1 : 3)
+        : await bytesPerOp(variant.run, {
+            ops: bytesOps,
+            maxOps: options.bytesOps ?? (run.quick ? 8 : 64),
+            minOps: Math.min(8, bytesOps),
+            repeats: run.quick ? 1 : 3,
+            between: () => {
+              variant.flush?.();
+              return variant.device.queue.onSubmittedWorkDone();
+            },
+          });
     const times = (perRound[v] ?? []).map((ns) => ns / steps);
     const m: Measurement = {
       id: variant.id,

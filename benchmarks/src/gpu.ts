@@ -48,11 +48,19 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 // flight, and the process then crashes: keep it for the life of the process.
 let instance: GPU | undefined;
 
-/** A GPU adapter, or an error that says how to get one. */
-export async function openAdapter(): Promise<GPUAdapter> {
+/**
+ * This process's Dawn instance (made on first use, kept for the life of the process): every
+ * adapter of the benchmarks comes from it, TensorFlow.js's included (its `navigator.gpu`).
+ */
+export function gpuInstance(): GPU {
   prepareGpuEnvironment();
   instance ??= create([]);
-  const adapter = await instance.requestAdapter();
+  return instance;
+}
+
+/** A GPU adapter, or an error that says how to get one. */
+export async function openAdapter(): Promise<GPUAdapter> {
+  const adapter = await gpuInstance().requestAdapter();
   if (adapter === null) {
     throw new Error(
       `No WebGPU adapter (VK_ICD_FILENAMES=${process.env.VK_ICD_FILENAMES ?? '(unset)'}). The GPU benchmarks need a real WebGPU: ` +

@@ -13,7 +13,7 @@
  * and every row pays the same for it.
  */
 import { Arena } from '@pol/arena';
-import { type HostArray, Similar, scratchspace } from '@pol/core';
+import { alloc, type HostArray, Similar, scratchspace } from '@pol/core';
 import { makeHostArray, openFrameKey } from '@pol/core/backend';
 import { MemPool } from '@thi.ng/malloc';
 import * as typedArrayPool from 'typedarray-pool';
@@ -27,6 +27,8 @@ export const hostSizes = [16, 1024, 65536] as const;
 const FRAME_SIZE = 1024;
 /** Allocations per arena pass: an arena is reset (steady state) or replaced (first pass) after this many. */
 const PASS = 256;
+/** Carves per arena in the longer first pass (at n ≤ 1,024: a slab of this many places). */
+const LONG_PASS = 1024;
 /** The arena's default alignment: every carve starts on a 256-byte boundary. */
 const ALIGNMENT = 256;
 /** Shapes that take turns at every offset in the cycling row: more than the old cache's eight per offset. */
@@ -109,6 +111,27 @@ export function hostOps(n: number): { readonly [name: string]: HostOp } {
   const arenaFirst = () => {
     const fresh = new Arena(slab);
     for (let i = 0; i < PASS; i++) keep[i & 63] = fresh.alloc('float32', dims);
+    return keep;
+  };
+
+  // The same first pass through core's alloc(space, dtype, n), what a kernel's own code calls.
+  const arenaFirstAlloc = () => {
+    const fresh = new Arena(slab);
+    for (let i = 0; i < PASS; i++) keep[i & 63] = alloc(fresh, 'float32', n);
+    return keep;
+  };
+
+  // A longer first pass: LONG_PASS carves per fresh arena over a slab of LONG_PASS places (four
+  // times the others': every place a dense slot of its own, and four times the arrays the cache
+  // keeps alive until the arena goes), against a bare view cycling over the same places.
+  const long = n <= 1024 ? new ArrayBuffer(LONG_PASS * stride) : undefined;
+  const arenaFirstLong = () => {
+    const fresh = new Arena(long as ArrayBuffer);
+    for (let i = 0; i < LONG_PASS; i++) keep[i & 63] = fresh.alloc('float32', dims);
+    return keep;
+  };
+  const bareViewLong = () => {
+    for (let i = 0; i < LONG_PASS; i++) keep[i & 63] = new Float32Array(long as ArrayBuffer, i * stride, n);
     return keep;
   };
 
@@ -211,6 +234,7 @@ export function hostOps(n: number): { readonly [name: string]: HostOp } {
 
   const ops: Record<string, HostOp> = {
     'arena-first': pass(arenaFirst),
+    'arena-first-alloc': pass(arenaFirstAlloc),
     'arena-steady': pass(arenaSteady),
     'arena-one-offset': pass(arenaOneOffset),
     'arena-cycle': pass(arenaCycle),
@@ -223,6 +247,10 @@ export function hostOps(n: number): { readonly [name: string]: HostOp } {
     'typedarray-pool': pass(pooled),
     'thi-ng-malloc': pass(thing),
   };
+  if (long !== undefined) {
+    ops['arena-first-long'] = { run: arenaFirstLong, per: LONG_PASS };
+    ops['bare-view-long'] = { run: bareViewLong, per: LONG_PASS };
+  }
   if (n === FRAME_SIZE) Object.assign(ops, frameOps(slab, dims));
   return ops;
 }
@@ -265,6 +293,9 @@ function frameOps(slab: ArrayBuffer, dims: readonly number[]): Record<string, Ho
 
 const labels: Readonly<Record<string, (n: number) => string>> = {
   'arena-first': () => 'Pol arena.alloc, first pass (new views)',
+  'arena-first-alloc': () => "Pol alloc(arena, 'float32', n), first pass (new views)",
+  'arena-first-long': () => `Pol arena.alloc, first pass of ${LONG_PASS.toLocaleString('en-US')} carves per arena`,
+  'bare-view-long': () => `new Float32Array(buffer, offset, n) over ${LONG_PASS.toLocaleString('en-US')} places`,
   'arena-steady': () => 'Pol arena.alloc, steady state (repeated sequence)',
   'arena-one-offset': () => 'Pol arena.alloc + reset, one shape at one offset',
   'arena-cycle': () => `Pol arena.alloc + reset, ${CYCLE} shapes cycling at one offset`,
@@ -283,6 +314,8 @@ const labels: Readonly<Record<string, (n: number) => string>> = {
 
 const polOps = new Set([
   'arena-first',
+  'arena-first-alloc',
+  'arena-first-long',
   'arena-steady',
   'arena-one-offset',
   'arena-cycle',
@@ -336,6 +369,7 @@ export async function hostAllocation(run: RunOptions): Promise<SuiteResult> {
     const view = get('bare-view');
     comparisons.push(
       compare(first, view, { kind: 'ratio-at-most', value: 2.5, maxBytes: 300 }),
+      compare(get('arena-first-alloc'), view, { kind: 'ratio-at-most', value: 2.5, maxBytes: 300 }),
       compare(first, get('floor-first')),
       compare(steady, view, { kind: 'ratio-at-most', value: 0.5, zeroBytes: true }),
       compare(steady, get('floor-steady'), undefined, 'time-ratio'),
@@ -346,6 +380,11 @@ export async function hostAllocation(run: RunOptions): Promise<SuiteResult> {
       compare(steady, get('thi-ng-malloc')),
       compare(get('similar'), get('new-float32array')),
     );
+    if (byName.has('arena-first-long')) {
+      comparisons.push(
+        compare(get('arena-first-long'), get('bare-view-long'), { kind: 'ratio-at-most', value: 2.5, maxBytes: 300 }),
+      );
+    }
     if (n === FRAME_SIZE) {
       const floorFrame = get('floor-frame');
       comparisons.push(

@@ -1,36 +1,64 @@
 /**
- * `pnpm bench`: run every benchmark, print the environment and the tables, and write
- * results/results.md, results/chart.svg and results/results.json; a full run into the default
- * folder also refreshes the results block (between its markers) of the root README's performance
- * section and of this package's README.
+ * `pnpm bench`: run every benchmark, print the environment and the tables, and write them into
+ * results/: the sections measured on the WebGPU adapter into a file named by it
+ * (`gpu-<vendor>-<architecture>.json` and `.md`: `gpu-google-swiftshader` on SwiftShader), the
+ * others into results.json and results.md, and the chart of both into chart.svg (a real GPU's
+ * sections get their own chart, `gpu-….svg`). A full run into the default folder also rewrites the
+ * generated blocks (between `pol-bench:start` and `pol-bench:end` lines) of the READMEs: the root
+ * one, this package's, the packages' and the examples'.
  *
- *   node --expose-gc dist/main.js [--quick] [--out DIR] [--only host,verbs,gpu,gpu-steps,core,wasm] [--no-readme] [--render]
+ *   node --expose-gc dist/main.js [--quick] [--out DIR] [--only host,verbs,gpu,gpu-steps,core,frames,wasm,workers,tfjs]
+ *                                 [--adapter auto|swiftshader|system] [--no-readme] [--render]
  *   node dist/main.js --compare DIR,DIR[,…] [--out DIR]
  *
- * `--render` rewrites the report, the chart and the README blocks from the folder's results.json,
- * measuring nothing (for a change to the report's format). `--compare` puts the results.json of
- * runs on several Node.js lines side by side (what `npm run bench:lines` ends with), into
- * lines.md in `--out` (by default the first folder's parent).
+ * `--adapter` is where the GPU sections run: `swiftshader` (Debian's, a CPU implementation of
+ * Vulkan), `system` (the GPU the system's Vulkan drivers give; refused when they give none), or
+ * `auto`, the default: `system` when a hardware adapter is there, else `swiftshader`.
+ * `--render` rewrites the pages, the charts and the README blocks from the folder's results
+ * files, measuring nothing (for a change to the report's format). `--compare` puts the
+ * results.json of runs on several Node.js lines side by side (what `npm run bench:lines` ends
+ * with), into lines.md in `--out` (by default the first folder's parent).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describeEnvironment, environment } from './env.js';
+import { adapterChoices, adapterLabel, chooseAdapter } from './gpu-environment.js';
 import { linesPage } from './lines.js';
 import { gcExposed } from './measure.js';
-import type { Results } from './model.js';
-import { chart, json, markdown, withReadmeBlock } from './report.js';
-import { runBenchmarks, type SuiteName, suiteNames } from './run.js';
+import type { AdapterChoice, Results } from './model.js';
+import { chart, json, markdown } from './report.js';
+import { withReadmeBlocks } from './report-blocks.js';
+import {
+  adapterOf,
+  isReference,
+  MAIN_FILE,
+  mergeResults,
+  type ResultFile,
+  readResultFiles,
+  splitResults,
+} from './report-files.js';
+import { gpuSuiteNames, runBenchmarks, type SuiteName, suiteNames } from './run.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const packageRoot = join(here, '..');
 const defaultOut = join(packageRoot, 'results');
-const rootReadme = join(packageRoot, '..', 'README.md');
-const packageReadme = join(packageRoot, 'README.md');
+const repositoryRoot = join(packageRoot, '..');
+
+/** The READMEs whose generated blocks a full run rewrites: the root one, this package's, and each package's and example's. */
+function readmes(): string[] {
+  const inFolders = (folder: string) =>
+    existsSync(join(repositoryRoot, folder))
+      ? readdirSync(join(repositoryRoot, folder))
+          .map((name) => join(repositoryRoot, folder, name, 'README.md'))
+          .filter((file) => existsSync(file))
+      : [];
+  return [join(repositoryRoot, 'README.md'), join(packageRoot, 'README.md'), ...inFolders('packages'), ...inFolders('examples')];
+}
 
 function usage(message: string): never {
   console.error(
-    `${message}\nusage: node --expose-gc dist/main.js [--quick] [--out DIR] [--only ${suiteNames.join(',')}] [--no-readme] [--render]\n` +
+    `${message}\nusage: node --expose-gc dist/main.js [--quick] [--out DIR] [--only ${suiteNames.join(',')}] [--adapter ${adapterChoices.join('|')}] [--no-readme] [--render]\n` +
       '       node dist/main.js --compare DIR,DIR[,…] [--out DIR]',
   );
   process.exit(2);
@@ -42,6 +70,8 @@ interface Options {
   only: SuiteName[];
   readme: boolean;
   render: boolean;
+  /** Where the GPU sections run. */
+  adapter: AdapterChoice | 'auto';
   /** Result folders to put side by side, one per Node.js line. */
   compare: string[] | undefined;
   /** Whether `--out` was given. */
@@ -56,6 +86,7 @@ function parse(argv: readonly string[]): Options {
   let readme = true;
   let compare: string[] | undefined;
   let outGiven = false;
+  let adapter: AdapterChoice | 'auto' = 'auto';
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') quick = true;
@@ -70,14 +101,21 @@ function parse(argv: readonly string[]): Options {
       const names = (argv[++i] ?? usage('--only needs suite names')).split(',');
       for (const n of names) if (!(suiteNames as readonly string[]).includes(n)) usage(`unknown suite '${n}'`);
       only = names as SuiteName[];
+    } else if (arg === '--adapter') {
+      const choice = argv[++i] ?? usage('--adapter needs auto, swiftshader or system');
+      if (!(adapterChoices as readonly string[]).includes(choice)) usage(`unknown adapter '${choice}'`);
+      adapter = choice as AdapterChoice | 'auto';
     } else usage(`unknown argument '${arg}'`);
   }
-  return { quick, out, only, readme, render, compare, outGiven };
+  return { quick, out, only, readme, render, adapter, compare, outGiven };
 }
 
 const options = parse(process.argv.slice(2));
 if (options.compare !== undefined) {
-  const runs = options.compare.map((dir) => JSON.parse(readFileSync(join(dir, 'results.json'), 'utf8')) as Results);
+  // Each folder's reference files as one run (the sections off the GPU, and SwiftShader's).
+  const runs = options.compare.map(
+    (dir) => mergeResults(readResultFiles(dir).filter(isReference)) ?? usage(`--compare: no results in ${dir}`),
+  );
   const out = options.outGiven ? options.out : dirname(options.compare[0] ?? '.');
   const page = linesPage(runs);
   mkdirSync(out, { recursive: true });
@@ -85,11 +123,10 @@ if (options.compare !== undefined) {
   console.log(`\n${page}\n\n[bench] wrote ${join(out, 'lines.md')}`);
   process.exit(0);
 }
-let results: Results;
+let fresh: ResultFile[] = [];
 if (options.render) {
-  // Re-render the report, the chart and the README blocks from the JSON of the last run, measuring nothing.
-  results = JSON.parse(readFileSync(join(options.out, 'results.json'), 'utf8')) as Results;
-  options.quick = results.environment.quick;
+  // Re-render the pages, the charts and the README blocks from the results files of the folder, measuring nothing.
+  if (readResultFiles(options.out).length === 0) usage(`--render: no results.json or gpu-*.json in ${options.out}`);
   options.only = [...suiteNames];
 } else {
   if (!gcExposed) {
@@ -97,31 +134,53 @@ if (options.render) {
     process.exit(2);
   }
   console.log(`[bench] ${describeEnvironment(environment(options.quick, undefined))}`);
-  results = await runBenchmarks({ quick: options.quick, log: (line) => console.log(line) }, options.only);
+  if (options.only.some((name) => gpuSuiteNames.includes(name))) {
+    const choice = chooseAdapter(options.adapter);
+    console.log(`[bench] WebGPU: --adapter ${options.adapter}${options.adapter === 'auto' ? ` chose ${choice}` : ''}`);
+  }
+  const results: Results = await runBenchmarks({ quick: options.quick, log: (line) => console.log(line) }, options.only);
+  // Each part into its own file: the GPU sections into their adapter's.
+  fresh = splitResults(results);
+  mkdirSync(options.out, { recursive: true });
+  for (const f of fresh) writeFileSync(join(options.out, f.source), json(f.results));
 }
-mkdirSync(options.out, { recursive: true });
-const page = markdown(results);
-writeFileSync(join(options.out, 'results.md'), `${page}\n`);
-writeFileSync(join(options.out, 'chart.svg'), chart(results));
-if (!options.render) writeFileSync(join(options.out, 'results.json'), json(results));
-console.log(`\n${page}\n`);
+
+// The pages and charts of every results file of the folder: what this run wrote, and what it left.
+const files = readResultFiles(options.out);
+const reference = files.filter(isReference);
+const describeFile = (f: ResultFile) => {
+  if (f.name === MAIN_FILE) return 'the sections off the GPU';
+  const adapter = adapterOf(f.results);
+  return `the WebGPU sections on ${adapter === undefined ? 'an unnamed adapter' : adapterLabel(adapter)}`;
+};
+const merged = mergeResults(reference);
+if (merged !== undefined) writeFileSync(join(options.out, 'chart.svg'), chart(merged));
+for (const f of files) {
+  const own = !isReference(f);
+  if (own) writeFileSync(join(options.out, `${f.name}.svg`), chart(f.results));
+  const others = files.filter((o) => o !== f).map((o) => ({ file: `${o.name}.md`, what: describeFile(o) }));
+  const page = markdown(f.results, {
+    ...(f.name === MAIN_FILE ? {} : { title: `Pol benchmarks: ${describeFile(f)}` }),
+    chart: own ? `${f.name}.svg` : 'chart.svg',
+    others,
+  });
+  writeFileSync(join(options.out, `${f.name}.md`), `${page}\n`);
+  if (options.render || fresh.some((x) => x.name === f.name)) console.log(`\n${page}\n`);
+}
 console.log(
-  `[bench] measured on Node.js ${results.environment.node}; wrote ${join(options.out, 'results.md')}, chart.svg${options.render ? '' : ' and results.json'}`,
+  `[bench] wrote ${files.map((f) => `${f.name}.md`).join(', ')} and the charts${options.render ? '' : `, and ${fresh.map((f) => f.source).join(', ')}`} in ${options.out}`,
 );
 
 // The READMEs show the latest full run of every suite; a quick or partial run leaves them alone.
-const complete = !options.quick && options.only.length === suiteNames.length && options.out === defaultOut;
+const complete = (options.render || (!options.quick && options.only.length === suiteNames.length)) && options.out === defaultOut;
 if (options.readme && complete) {
-  for (const [file, prefix] of [
-    [rootReadme, 'benchmarks/'],
-    [packageReadme, ''],
-  ] as const) {
+  for (const file of readmes()) {
     const readme = readFileSync(file, 'utf8');
-    const updated = withReadmeBlock(readme, results, prefix);
-    if (updated === undefined) console.log(`[bench] ${file} has no <!-- pol-bench:start/end --> markers; left it alone`);
-    else if (updated !== readme) {
+    const prefix = `${relative(dirname(file), packageRoot).replaceAll('\\', '/')}/`.replace(/^\/$/, '');
+    const updated = withReadmeBlocks(readme, files, prefix);
+    if (updated !== undefined && updated !== readme) {
       writeFileSync(file, updated);
-      console.log(`[bench] refreshed the results block of ${file}`);
+      console.log(`[bench] refreshed the generated blocks of ${relative(repositoryRoot, file)}`);
     }
   }
 }

@@ -110,7 +110,8 @@ async function measurementCost(): Promise<number> {
 
 /**
  * Bytes allocated per call of `op` (JavaScript heap plus ArrayBuffer backing stores), measured over
- * batches with no garbage collection in them. Returns NaN if no clean batch could be had.
+ * batches with no garbage collection in them; when no clean batch can be had, over one batch
+ * across its collections (`growthAcrossCollections`).
  */
 export async function bytesPerOp(op: () => unknown, options: BytesOptions): Promise<number> {
   const budget = options.budget ?? 1 << 20;
@@ -137,7 +138,86 @@ export async function bytesPerOp(op: () => unknown, options: BytesOptions): Prom
     // Size the next batch to the budget.
     count = Math.max(minOps, Math.min(maxOps, perOp > 0 ? Math.floor(budget / perOp) : maxOps));
   }
-  return clean === 0 ? Number.NaN : best;
+  if (clean > 0) return best;
+  // No batch ran without a collection, even of the fewest operations: one operation allocates more
+  // than the young generation holds (a TensorFlow.js step on the larger model makes megabytes).
+  // Count one batch across its collections instead.
+  return Math.max(0, (await growthAcrossCollections(() => batch(op, minOps))) - fixed) / minOps;
+}
+
+/**
+ * One batch's growth of the heap plus ArrayBuffers, plus what each collection during it freed of
+ * the heap (node:v8's GCProfiler records the used heap before and after each): the heap's
+ * allocations, wherever collections fell. The ArrayBuffers are counted by their growth alone,
+ * which a collection can shrink, so that part is a lower bound.
+ */
+async function growthAcrossCollections(run: () => unknown): Promise<number> {
+  await quiesce();
+  const profiler = new GCProfiler();
+  profiler.start();
+  const before = footprint();
+  await run();
+  const after = footprint();
+  let freed = 0;
+  for (const gc of profiler.stop().statistics) {
+    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  return after - before + freed;
+}
+
+/** Call `op` `n` times, each call awaited before the next. */
+async function awaitEach(op: () => unknown, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    // An operation that returns no promise is not awaited: awaiting it would allocate what it does not.
+    const pending = op();
+    if (pending instanceof Promise) await pending;
+  }
+}
+
+/** Growth of the heap plus ArrayBuffers over `n` calls awaited one after the other, read right after a full collection; NaN when a collection ran during them. */
+async function awaitedGrowth(op: () => unknown, n: number): Promise<number> {
+  await quiesce();
+  const window = gcWindow();
+  const before = footprint();
+  await awaitEach(op, n);
+  const grew = footprint() - before;
+  return window.stop() > 0 || grew < 0 ? Number.NaN : grew;
+}
+
+/**
+ * Bytes per call, as `bytesPerOp` measures a synchronous operation, for an asynchronous one
+ * (each call awaited before the next): runs of `count` calls (halved after a run a collection
+ * voided), the least of `repeats` clean runs (three by default), less what a run shows with
+ * nothing to do (the readings themselves); when no run is clean, one call across its collections
+ * (`growthAcrossCollections`).
+ * What the awaits allocate (a promise, its reactions) is counted, and so is whatever else runs
+ * while they wait (Dawn's bindings allocate as they poll a pending map or submit): the caller
+ * pays it.
+ */
+export async function bytesPerAwaitedOp(op: () => unknown, count: number, repeats = 3): Promise<number> {
+  let fixed = Number.POSITIVE_INFINITY;
+  for (let i = 0; i < 3; i++) {
+    const grew = await awaitedGrowth(() => undefined, 1);
+    if (!Number.isNaN(grew)) fixed = Math.min(fixed, grew);
+  }
+  if (!Number.isFinite(fixed)) fixed = 0;
+  let n = count;
+  let best = Number.NaN;
+  let clean = 0;
+  for (let attempt = 0; attempt < repeats + 8 && clean < repeats; attempt++) {
+    const grew = await awaitedGrowth(op, n);
+    if (Number.isNaN(grew)) {
+      n = Math.max(1, n >> 1);
+      continue;
+    }
+    clean++;
+    const perCall = Math.max(0, grew - fixed) / n;
+    if (!(perCall >= best)) best = perCall;
+  }
+  if (clean > 0) return best;
+  // Not even one call ran without a collection (a long wait on Dawn allocates as it polls): count
+  // one call across its collections.
+  return Math.max(0, (await growthAcrossCollections(() => awaitEach(op, 1))) - fixed);
 }
 
 // --- time ----------------------------------------------------------------------------------------

@@ -36,6 +36,24 @@ export interface Measurement {
   readonly tasksPerOp?: number;
   /** Bytes of input and output copied between threads per task (the workers suite: computed from the payload, 0 for a shared slab). */
   readonly copiedPerTask?: number;
+  /**
+   * Kernels one step runs (the tfjs sections): for TensorFlow.js, what `tf.profile` lists (every
+   * kernel its engine runs, those that dispatch nothing included: Identity, Reshape, Cast); for
+   * Pol, the kernels its step calls.
+   */
+  readonly kernelsPerStep?: number;
+  /** GPU compute dispatches one step encodes, counted on the compute pass (the tfjs WebGPU sections). */
+  readonly dispatchesPerStep?: number;
+  /** TensorFlow.js tensors alive (`tf.memory().numTensors`) after the first step and after the whole run. */
+  readonly tensors?: { readonly afterFirstStep: number; readonly afterRun: number };
+  /** The loss of every step of a run from the initial weights, before its update (the tfjs sections' curves). */
+  readonly losses?: readonly number[];
+  /**
+   * For a step timed as a whole (the tfjs sections): the way of running it that this row measures
+   * (`TensorFlow.js`, `Pol eager`), and which time it is: to its last submit (the JavaScript side of
+   * a GPU step) or end to end (its result read back; on the host, the step's call).
+   */
+  readonly way?: { readonly name: string; readonly time: 'submit' | 'end to end' };
   /** How many operations the time is averaged over. */
   readonly ops: number;
 }
@@ -93,6 +111,21 @@ export interface Comparison {
   readonly met: boolean | undefined;
 }
 
+/** Which adapter the GPU sections were asked to run on (`--adapter`; `auto` resolves to one of these). */
+export type AdapterChoice = 'swiftshader' | 'system';
+
+/** The WebGPU adapter the GPU sections ran on, as it describes itself (Dawn's `GPUAdapterInfo`). */
+export interface AdapterInfo {
+  readonly vendor: string;
+  readonly architecture: string;
+  readonly device: string;
+  readonly description: string;
+  /** A CPU implementation (SwiftShader, llvmpipe): WebGPU's CPU-side costs on the host's cores, not a GPU's. */
+  readonly fallback: boolean;
+  /** What the run asked for; undefined where it made no choice (the tests). */
+  readonly choice?: AdapterChoice | undefined;
+}
+
 /** The machine and run. */
 export interface Environment {
   readonly node: string;
@@ -104,6 +137,8 @@ export interface Environment {
   readonly date: string;
   readonly quick: boolean;
   readonly gpu: string | undefined;
+  /** The adapter of the GPU sections, where any ran (runs before it was recorded have `gpu` only). */
+  readonly adapter?: AdapterInfo | undefined;
   readonly harness: string;
 }
 
@@ -113,6 +148,11 @@ export interface Results {
   readonly comparisons: readonly Comparison[];
   /** Sections in the order they ran. */
   readonly sections: readonly string[];
+  /**
+   * The sections measured on the WebGPU adapter (`gpu`, `gpu-steps`, the tfjs sections' WebGPU
+   * half), which go to the adapter's own results file; absent in runs from before it was recorded.
+   */
+  readonly gpuSections?: readonly string[];
   /** Seconds the whole run took. */
   readonly seconds: number;
 }

@@ -13,6 +13,8 @@ export interface OpSpec {
   readonly bytesOps: number;
   /** Most calls in a bytes batch (default 100,000). */
   readonly maxBytesOps?: number;
+  /** Fewest calls in a bytes batch (default 8): fewer for an operation that allocates megabytes, so that a batch fits between collections. */
+  readonly minBytesOps?: number;
   /** mitata's minimum CPU time per round, in ms (default 250). */
   readonly minCpuMs?: number;
 }
@@ -46,6 +48,7 @@ export async function measureOps(specs: readonly OpSpec[], run: RunOptions, roun
     const bytes = await bytesPerOp(spec.op, {
       ops: run.quick ? Math.min(spec.bytesOps, 64) : spec.bytesOps,
       maxOps: run.quick ? 256 : (spec.maxBytesOps ?? 100_000),
+      ...(spec.minBytesOps === undefined ? {} : { minOps: spec.minBytesOps }),
       repeats: run.quick ? 1 : 3,
     });
     const m: Measurement = {

@@ -3,8 +3,11 @@
  * no chart library: the SVG is written by hand.
  */
 import { describeEnvironment } from './env.js';
+import { adapterLabel } from './gpu-environment.js';
 import type { Comparison, Measurement, Results, Target } from './model.js';
 import { formatBytes, formatNs } from './op.js';
+import { adapterOf, gpuSectionsOf, MAIN_FILE, type ResultFile } from './report-files.js';
+import { lossCurveTable, timeSplitTable } from './report-steps.js';
 
 const unitNames: Readonly<Record<Measurement['unit'], string>> = { alloc: 'alloc', call: 'call', step: 'step', batch: 'batch' };
 
@@ -33,7 +36,8 @@ export function comparisonText(c: Comparison, subject: Measurement, peer: Measur
   }
 }
 
-function speedText(ratio: number, name: string): string {
+/** `2.07× faster than X`, or `1.20× slower than X`, from subject time ÷ peer time. */
+export function speedText(ratio: number, name: string): string {
   const speed = 1 / ratio;
   return speed >= 1 ? `${speed.toFixed(speed < 10 ? 2 : 1)}× faster than ${name}` : `${ratio.toFixed(2)}× slower than ${name}`;
 }
@@ -80,22 +84,41 @@ function escapeCell(s: string): string {
   return s.replace(/\|/g, '\\|');
 }
 
-/** The table of every comparison that has a target: what, time, bytes, ratio vs peer, target, result. */
-export function targetsTable(results: Results): string {
+/**
+ * The table of every comparison that has a target: what, time, bytes, ratio vs peer, target,
+ * result; of one run, or of several files (each comparison read in its own file), the rows of the
+ * sections measured on a WebGPU adapter naming it.
+ */
+export function targetsTable(results: Results | readonly ResultFile[]): string {
+  const files = 'environment' in results ? [{ name: MAIN_FILE, results }] : results;
   const lines = ['| what | time / op | bytes / op | vs its peer | target | result |', '| --- | ---: | ---: | --- | --- | --- |'];
-  for (const c of results.comparisons) {
-    if (c.target === undefined) continue;
-    const s = find(results, c.subject);
-    const p = find(results, c.peer);
-    const what = `${s.label} (${shortSection(s.section)})`;
-    lines.push(
-      `| ${escapeCell(what)} | ${formatNs(s.timeNs)} | ${formatBytes(s.bytesPerOp)} | ${escapeCell(comparisonText(c, s, p))} | ${targetText(c.target)} | ${resultText(c)} |`,
-    );
+  for (const { results: r } of files) {
+    const adapter = adapterOf(r);
+    const gpu = gpuSectionsOf(r);
+    for (const c of r.comparisons) {
+      if (c.target === undefined) continue;
+      const s = find(r, c.subject);
+      const p = find(r, c.peer);
+      const on = adapter !== undefined && gpu.includes(s.section) ? `, on ${adapterLabel(adapter)}` : '';
+      const what = `${s.label} (${shortSection(s.section)}${on})`;
+      lines.push(
+        `| ${escapeCell(what)} | ${formatNs(s.timeNs)} | ${formatBytes(s.bytesPerOp)} | ${escapeCell(comparisonText(c, s, p))} | ${targetText(c.target)} | ${resultText(c)} |`,
+      );
+    }
   }
   return lines.join('\n');
 }
 
-/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU, 8 dispatches`, `kissfft-wasm, n = 256`. */
+/** `a of b targets met`, counted over one run or several files. */
+export function targetsMet(results: Results | readonly ResultFile[]): { readonly met: number; readonly targeted: number } {
+  const comparisons = 'environment' in results ? results.comparisons : results.flatMap((f) => f.results.comparisons);
+  return {
+    met: comparisons.filter((c) => c.met === true).length,
+    targeted: comparisons.filter((c) => c.target !== undefined).length,
+  };
+}
+
+/** A section's name, short: `n = 1,024`, `softmax`, `training`, `WebGPU, 8 dispatches`, `kissfft-wasm, n = 256`, `TensorFlow.js, host: the perceptron`. */
 export function shortSection(section: string): string {
   if (section.startsWith('Host allocation')) return section.replace('Host allocation, ', '');
   if (section.startsWith('Verbs')) return 'softmax, n = 1,024';
@@ -103,6 +126,8 @@ export function shortSection(section: string): string {
   if (section.startsWith('WebGPU')) return `WebGPU, ${section.split(':')[1]?.split(',')[0]?.trim() ?? 'step'}`;
   if (section.startsWith('Workers')) return `workers, ${section.replace(/^.*, ([\d,]+ rows).*$/, '$1')}`;
   if (section.startsWith('WebAssembly')) return `kissfft-wasm, ${section.replace(/^.*, (n = [\d,]+).*$/, '$1')}`;
+  // `TensorFlow.js, WebGPU: the perceptron`, `TensorFlow.js, host: 784 → 128 → 10`
+  if (section.startsWith('TensorFlow.js')) return section.replace(/ \(.*$/, '');
   return section;
 }
 
@@ -116,10 +141,11 @@ export function sectionTables(results: Results): string {
     const gcs = rows.some((m) => m.gcs !== undefined);
     const objects = rows.some((m) => m.gpuObjects !== undefined);
     const tasks = rows.some((m) => m.copiedPerTask !== undefined);
+    const tensors = rows.some((m) => m.tensors !== undefined);
     out.push(`### ${section}`, '');
     out.push(
-      `| what | time / ${unit} | bytes / ${unit} |${tasks ? ' bytes / task | copied / task |' : ''}${gcs ? ' GCs |' : ''}${objects ? ` new GPU objects / ${unit} |` : ''} vs peer | target | result |`,
-      `| --- | ---: | ---: |${tasks ? ' ---: | ---: |' : ''}${gcs ? ' ---: |' : ''}${objects ? ' ---: |' : ''} --- | --- | --- |`,
+      `| what | time / ${unit} | bytes / ${unit} |${tasks ? ' bytes / task | copied / task |' : ''}${gcs ? ' GCs |' : ''}${objects ? ` new GPU objects / ${unit} |` : ''}${tensors ? ' tensors alive: after step 1, after the run |' : ''} vs peer | target | result |`,
+      `| --- | ---: | ---: |${tasks ? ' ---: | ---: |' : ''}${gcs ? ' ---: |' : ''}${objects ? ' ---: |' : ''}${tensors ? ' ---: |' : ''} --- | --- | --- |`,
     );
     for (const m of rows) {
       const cs = results.comparisons.filter((c) => c.subject === m.id);
@@ -132,17 +158,20 @@ export function sectionTables(results: Results): string {
       const taskCells = tasks
         ? ` ${m.tasksPerOp === undefined ? '' : formatBytes(m.bytesPerOp / m.tasksPerOp)} | ${m.copiedPerTask === undefined ? '' : formatBytes(m.copiedPerTask)} |`
         : '';
+      const tensorCell = tensors
+        ? ` ${m.tensors === undefined ? '' : `${m.tensors.afterFirstStep}, ${m.tensors.afterRun}`} |`
+        : '';
       out.push(
-        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${taskCells}${gcCell}${objectCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
+        `| ${escapeCell(name)} | ${formatNs(m.timeNs)} | ${formatBytes(m.bytesPerOp)} |${taskCells}${gcCell}${objectCell}${tensorCell} ${escapeCell(vs)} | ${targets} | ${met} |`,
       );
     }
-    out.push('');
+    out.push('', ...timeSplitTable(rows), ...lossCurveTable(rows));
   }
   return out.join('\n');
 }
 
 /** GPU objects per step: `0`, `0.01`, `24`. */
-function formatCount(n: number): string {
+export function formatCount(n: number): string {
   return n === 0 || n >= 10 ? String(Math.round(n)) : n.toFixed(n < 0.1 ? 3 : 2);
 }
 
@@ -162,11 +191,19 @@ function range(values: readonly number[], format: (v: number) => string): string
   return format(lo) === format(hi) ? format(lo) : `${format(lo)}–${format(hi)}`;
 }
 
-/**
- * One line per target, across sizes: the measured range in the target's terms, and whether it
- * was met (at which sizes, where it differs).
- */
-export function summaryLines(results: Results): string[] {
+/** The comparisons of one target across sizes, its pair of rows, and where it applies. */
+export interface TargetGroup {
+  readonly list: readonly Comparison[];
+  readonly subject: Measurement;
+  readonly peer: Measurement;
+  /** The peer's label, its size replaced by `n` for a group of several sizes. */
+  readonly peerName: string;
+  /** ` (n = 16, 1,024)`, ` (TensorFlow.js, host: …)` where the pair recurs in several sections, or empty. */
+  readonly where: string;
+}
+
+/** The targets of a run, grouped across sizes (a family of ids, the same peer family, the same target). */
+export function targetGroups(results: Results): TargetGroup[] {
   const groups = new Map<string, Comparison[]>();
   for (const c of results.comparisons) {
     if (c.target === undefined) continue;
@@ -175,12 +212,33 @@ export function summaryLines(results: Results): string[] {
     list.push(c);
     groups.set(key, list);
   }
-  const out: string[] = [];
+  // Pairs of the same labels in several sections (the tfjs sections' two models) are told apart by
+  // their section.
+  const sectionsOf = new Map<string, Set<string>>();
   for (const list of groups.values()) {
     const first = list[0] as Comparison;
-    const s = find(results, first.subject);
-    const p = find(results, first.peer);
-    const peerName = list.length > 1 ? p.label.replace(/\(\d+\)/, '(n)') : p.label;
+    const pair = `${find(results, first.subject).label}|${find(results, first.peer).label}`;
+    sectionsOf.set(pair, (sectionsOf.get(pair) ?? new Set()).add(find(results, first.subject).section));
+  }
+  return [...groups.values()].map((list) => {
+    const first = list[0] as Comparison;
+    const subject = find(results, first.subject);
+    const peer = find(results, first.peer);
+    const shared = (sectionsOf.get(`${subject.label}|${peer.label}`)?.size ?? 0) > 1;
+    const sizes = list.map((c) => sizeOf(c.subject)).filter((x) => x !== undefined);
+    const where = sizes.length > 0 ? ` (n = ${sizes.join(', ')})` : shared ? ` (${shortSection(subject.section)})` : '';
+    return { list, subject, peer, peerName: list.length > 1 ? peer.label.replace(/\(\d+\)/, '(n)') : peer.label, where };
+  });
+}
+
+/**
+ * One line per target, across sizes: the measured range in the target's terms, and whether it
+ * was met (at which sizes, where it differs).
+ */
+export function summaryLines(results: Results): string[] {
+  const out: string[] = [];
+  for (const { list, subject: s, peer: p, peerName, where } of targetGroups(results)) {
+    const first = list[0] as Comparison;
     let figure: string;
     switch (first.view) {
       case 'time-ratio':
@@ -233,13 +291,11 @@ export function summaryLines(results: Results): string[] {
             (v) => formatBytes(v),
           )} copied per task`
         : '';
-    const sizes = list.map((c) => sizeOf(c.subject)).filter((x) => x !== undefined);
     const met = list.filter((c) => c.met === true);
     let verdict: string;
     if (met.length === list.length) verdict = 'met';
     else if (met.length === 0) verdict = '**missed**';
     else verdict = `met at n = ${met.map((c) => sizeOf(c.subject)).join(', ')}; **missed** at the other sizes`;
-    const where = sizes.length > 0 ? ` (n = ${sizes.join(', ')})` : '';
     out.push(
       `${s.label} vs ${peerName}${where}: ${figure}${zero}${extra}${objects}${copied}; target ${targetText(first.target)}: ${verdict}.`,
     );
@@ -247,19 +303,36 @@ export function summaryLines(results: Results): string[] {
   return out;
 }
 
-/** The whole markdown page. */
-export function markdown(results: Results): string {
+/** What a page says besides its run: its title, its chart, and the pages of the same folder. */
+export interface PageOptions {
+  readonly title?: string;
+  /** The chart's file, beside the page (default `chart.svg`). */
+  readonly chart?: string;
+  /** The other pages of the folder, by file name, with what each holds. */
+  readonly others?: readonly { readonly file: string; readonly what: string }[];
+}
+
+/** The whole markdown page of one run (or one results file). */
+export function markdown(results: Results, page: PageOptions = {}): string {
   const env = results.environment;
-  const met = results.comparisons.filter((c) => c.met === true).length;
-  const targeted = results.comparisons.filter((c) => c.target !== undefined).length;
+  const { met, targeted } = targetsMet(results);
+  const adapter = adapterOf(results);
+  const gpu =
+    gpuSectionsOf(results).length > 0 && adapter !== undefined
+      ? `WebGPU on ${env.gpu ?? adapterLabel(adapter)}`
+      : 'no GPU section';
+  const others = page.others ?? [];
   return [
-    '# Pol benchmarks: results',
+    `# ${page.title ?? 'Pol benchmarks: results'}`,
     '',
-    `${describeEnvironment(env)}. Harness: ${env.harness}. GPU: ${env.gpu ?? 'not measured'}. The run took ${Math.round(results.seconds)} s.`,
+    `${describeEnvironment(env)}. Harness: ${env.harness}. ${gpu}. The run took ${Math.round(results.seconds)} s.`,
     '',
     'Generated by `pnpm bench` (see [the README](../README.md) for what is measured and how). Time per operation is the',
     'median, over interleaved rounds, of each round’s mean (garbage collection included); bytes are JavaScript heap plus',
     'ArrayBuffer bytes allocated per operation. Pol rows are in bold.',
+    ...(others.length === 0
+      ? []
+      : ['', `The same folder: ${others.map((o) => `[${o.file}](${o.file}) (${o.what})`).join(', ')}.`]),
     '',
     `## Targets: ${met} of ${targeted} met`,
     '',
@@ -267,7 +340,7 @@ export function markdown(results: Results): string {
     '',
     targetsTable(results),
     '',
-    '![Time per operation, log scale](chart.svg)',
+    `![Time per operation, log scale](${page.chart ?? 'chart.svg'})`,
     '',
     '## Every measurement',
     '',
@@ -357,50 +430,4 @@ export function chart(results: Results): string {
 /** The raw figures. */
 export function json(results: Results): string {
   return `${JSON.stringify(results, null, 2)}\n`;
-}
-
-// --- the root README's performance section ---------------------------------------------------
-
-export const README_START = '<!-- pol-bench:start -->';
-export const README_END = '<!-- pol-bench:end -->';
-
-/**
- * What goes between the markers in a README: a line per target, the targets table, the chart. `prefix` is
- * the path from that README's folder to this package's (`benchmarks/` for the root README).
- */
-export function readmeBlock(results: Results, prefix = 'benchmarks/'): string {
-  const env = results.environment;
-  const met = results.comparisons.filter((c) => c.met === true).length;
-  const targeted = results.comparisons.filter((c) => c.target !== undefined).length;
-  return [
-    README_START,
-    `Measured by \`pnpm bench\` on ${env.date.slice(0, 10)}: Node.js ${env.node}, ${env.cpu} (${env.cores} cores); WebGPU on ${env.gpu ?? 'no GPU'}. ` +
-      `**${met} of ${targeted} targets met.** Every figure: [${prefix}results/results.md](${prefix}results/results.md) ` +
-      `(raw: [results.json](${prefix}results/results.json)); the method: [${prefix}README.md](${prefix}README.md).`,
-    '',
-    ...summaryLines(results).map((line) => `- ${line}`),
-    '',
-    targetsTable(results),
-    '',
-    `![Time per operation, Pol beside its peers (log scale)](${prefix}results/chart.svg)`,
-    README_END,
-  ].join('\n');
-}
-
-/** The README with its marked block replaced, or undefined when the markers are absent. */
-export function withReadmeBlock(readme: string, results: Results, prefix = 'benchmarks/'): string | undefined {
-  // Markers count only alone on their line, so that prose may mention them.
-  const start = markerLine(readme, README_START, 0);
-  const end = start < 0 ? -1 : markerLine(readme, README_END, start + README_START.length);
-  if (start < 0 || end < 0) return undefined;
-  return readme.slice(0, start) + readmeBlock(results, prefix) + readme.slice(end + README_END.length);
-}
-
-function markerLine(text: string, marker: string, from: number): number {
-  for (let at = text.indexOf(marker, from); at >= 0; at = text.indexOf(marker, at + 1)) {
-    const before = at === 0 ? '\n' : text[at - 1];
-    const after = text[at + marker.length] ?? '\n';
-    if ((before === '\n' || before === '\r') && (after === '\n' || after === '\r')) return at;
-  }
-  return -1;
 }

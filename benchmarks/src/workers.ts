@@ -19,7 +19,7 @@ import {
 import { scratchBytes } from 'pol-example-node-workers/infer';
 import { openPool, type WorkerPool } from 'pol-example-node-workers/pool';
 import { splitRows } from 'pol-example-node-workers/task';
-import { bytesPerOp, gcWindow, median, quiesce, timeOp } from './measure.js';
+import { bytesPerAwaitedOp, bytesPerOp, median, timeOp } from './measure.js';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
 import { formatBytes, formatNs } from './op.js';
 import type { Moved, PeerData } from './workers-peer.js';
@@ -213,52 +213,6 @@ async function timeBatches(op: () => unknown, batches: number): Promise<number[]
   return times;
 }
 
-/** Growth of the main thread's heap plus ArrayBuffers over `n` batches awaited one after the other, read right after a full collection; NaN when a collection ran during them. */
-async function growth(op: () => unknown, n: number): Promise<number> {
-  const footprint = () => {
-    const m = process.memoryUsage();
-    return m.heapUsed + m.arrayBuffers;
-  };
-  await quiesce();
-  const window = gcWindow();
-  const before = footprint();
-  for (let i = 0; i < n; i++) {
-    // The one-thread step returns its Y, not a promise: awaiting it would allocate what the step does not.
-    const pending = op();
-    if (pending instanceof Promise) await pending;
-  }
-  const grew = footprint() - before;
-  return window.stop() > 0 || grew < 0 ? Number.NaN : grew;
-}
-
-/**
- * Main-thread bytes per batch, as `bytesPerOp` measures a synchronous operation, for an
- * asynchronous one: runs of `count` batches (halved after a run a collection voided), the least of
- * three clean runs, less what a run shows with nothing to do (the readings themselves).
- */
-async function bytesPerBatch(op: () => unknown, count: number): Promise<number> {
-  let fixed = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < 3; i++) {
-    const grew = await growth(() => undefined, 1);
-    if (!Number.isNaN(grew)) fixed = Math.min(fixed, grew);
-  }
-  if (!Number.isFinite(fixed)) fixed = 0;
-  let n = count;
-  let best = Number.NaN;
-  let clean = 0;
-  for (let attempt = 0; attempt < 11 && clean < 3; attempt++) {
-    const grew = await growth(op, n);
-    if (Number.isNaN(grew)) {
-      n = Math.max(1, n >> 1);
-      continue;
-    }
-    clean++;
-    const perBatch = Math.max(0, grew - fixed) / n;
-    if (!(perBatch >= best)) best = perBatch;
-  }
-  return best;
-}
-
 /** The workers suite: a section per size. */
 export async function workersSuite(run: RunOptions): Promise<SuiteResult> {
   const measurements: Measurement[] = [];
@@ -300,7 +254,7 @@ export async function workersSuite(run: RunOptions): Promise<SuiteResult> {
       const byVariant = {} as Record<WorkerVariant, Measurement>;
       for (const variant of workerVariants) {
         const count = run.quick ? 2 : Math.max(4, Math.min(400, Math.round(50e6 / perBatch[variant])));
-        const bytes = await bytesPerBatch(ops.run[variant], count);
+        const bytes = await bytesPerAwaitedOp(ops.run[variant], count);
         const pooled = variant !== 'one-thread';
         const m: Measurement = {
           id: `workers.${variant}.${rows}`,
