@@ -38,8 +38,10 @@ import type { SlabOf } from './slab.js';
 import type { AnyStorage, ArenaConstructor, ArenaDescription, ArenaFrame, Arena as ArenaType, SlabStorage } from './types.js';
 
 /**
- * The type of arenas: the {@link ArenaType | Arena} interface of `types.ts`, named here too so that
- * `Arena` is one export, the type beside its constructor.
+ * The type of arenas: the `Arena` interface of `types.ts`, named here too so that `Arena` is one
+ * export, the type beside its constructor. (Documented as that interface, members and all.)
+ *
+ * @interface
  */
 export type Arena<K extends Kind = Kind> = ArenaType<K>;
 
