@@ -116,6 +116,14 @@ export interface Renumbered {
 }
 
 /**
+ * A retired numbering, held weakly: a `WeakRef<ClockGeneration>`, declared by what is read of it,
+ * so that the declarations need no ES2021 lib (a program on `target: es2020` type-checks them).
+ */
+export interface Retired {
+  deref(): ClockGeneration | undefined;
+}
+
+/**
  * Renumber every reading `holders` hold into 2, 4, 6, … in the same order, and retire `generation`
  * for a new numbering, leaving in it what became of each reading (for marks). Every numbering in
  * `retired` a mark still refers to goes straight to the new one, so that a kept mark holds its own
@@ -124,7 +132,7 @@ export interface Renumbered {
  */
 export function renumberClock(
   generation: ClockGeneration,
-  retired: WeakRef<ClockGeneration>[],
+  retired: Retired[],
   holders: readonly (ClockReadings | undefined)[],
 ): Renumbered {
   const readings: number[] = [];
