@@ -5,7 +5,7 @@ import { gpuSteps, openAdapter } from './gpu.js';
 import { adapterChoice, adapterInfo, adapterLabel, checkAdapter } from './gpu-environment.js';
 import { gpuStepSuites } from './gpu-steps.js';
 import { hostAllocation, hostSection, hostSizes } from './host.js';
-import type { AdapterInfo, Comparison, Measurement, Results, RunOptions } from './model.js';
+import type { AdapterInfo, Comparison, Measurement, Results, RunOptions, SuiteResult } from './model.js';
 import { tfjsGpu } from './tfjs-gpu.js';
 import { tfjsHost } from './tfjs-host.js';
 import { softmaxSection, trainingSection, verbsAndTraining } from './verbs.js';
@@ -49,66 +49,36 @@ export async function runBenchmarks(run: RunOptions, only: readonly SuiteName[] 
   let gpu: string | undefined;
   // Described before anything is measured, so that a run refused its adapter fails at once.
   const adapter = only.some((name) => gpuSuiteNames.includes(name)) ? await gpuAdapter() : undefined;
-  if (only.includes('host')) {
-    const r = await hostAllocation(run);
+  // One suite's results into the run's: its measurements, comparisons and sections (`gpuOwn`: those
+  // measured on the adapter, titled by it).
+  const gather = (r: SuiteResult, own: readonly string[], gpuOwn: readonly string[] = []): void => {
     measurements.push(...r.measurements);
     comparisons.push(...r.comparisons);
-    sections.push(...hostSizes.map(hostSection));
-  }
-  if (only.includes('verbs')) {
-    const r = await verbsAndTraining(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(softmaxSection, trainingSection);
-  }
+    sections.push(...own);
+    gpuSections.push(...gpuOwn);
+  };
+  if (only.includes('host')) gather(await hostAllocation(run), hostSizes.map(hostSection));
+  if (only.includes('verbs')) gather(await verbsAndTraining(run), [softmaxSection, trainingSection]);
   if (only.includes('gpu')) {
     const r = await gpuSteps(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(r.section);
-    gpuSections.push(r.section);
+    gather(r, [r.section], [r.section]);
     gpu = r.adapter;
   }
   if (only.includes('gpu-steps')) {
     const r = await gpuStepSuites(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(...r.sections);
-    gpuSections.push(...r.sections);
+    gather(r, r.sections, r.sections);
     gpu ??= r.adapter;
   }
-  if (only.includes('core')) {
-    const r = await coreCosts(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(coreAllocSection, coreAwaitSection);
-  }
-  if (only.includes('frames')) {
-    const r = await framesInLoops(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(framesSection);
-  }
-  if (only.includes('wasm')) {
-    const r = await wasmSuite(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(...wasmSizes.map(wasmSection));
-  }
-  if (only.includes('workers')) {
-    const r = await workersSuite(run);
-    measurements.push(...r.measurements);
-    comparisons.push(...r.comparisons);
-    sections.push(...workersSizes.map(workersSection));
-  }
+  if (only.includes('core')) gather(await coreCosts(run), [coreAllocSection, coreAwaitSection]);
+  if (only.includes('frames')) gather(await framesInLoops(run), [framesSection]);
+  if (only.includes('wasm')) gather(await wasmSuite(run), wasmSizes.map(wasmSection));
+  if (only.includes('workers')) gather(await workersSuite(run), workersSizes.map(workersSection));
   if (only.includes('tfjs')) {
     // TensorFlow.js's CPU backend, then its WebGPU backend, each against Pol on the same model.
     const host = await tfjsHost(run);
+    gather(host, host.sections);
     const webgpu = await tfjsGpu(run);
-    measurements.push(...host.measurements, ...webgpu.measurements);
-    comparisons.push(...host.comparisons, ...webgpu.comparisons);
-    sections.push(...host.sections, ...webgpu.sections);
-    gpuSections.push(...webgpu.sections);
+    gather(webgpu, webgpu.sections, webgpu.sections);
     gpu ??= webgpu.adapter;
   }
   const title = (section: string) => (gpuSections.includes(section) ? onAdapter(section, adapter) : section);

@@ -1,10 +1,11 @@
 import { Arena, ForeignMemoryError, MissingRegionError, mark, pointer, retract, watermark } from '@pol/arena';
 import { hostArray, InvalidArgumentError } from '@pol/core';
+import { seededRandom } from '@pol/verbs/examples';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { checkAgainstReference, SIZES, steadyLoop, tolerance } from './demo.js';
 import { countAllocations, type KissFft, loadKissFft } from './kissfft.js';
 import { bins, configBytes, openWorkspace, powerSpectrum, RealFft, regionBytes, type Workspace } from './power-spectrum.js';
-import { largest, peakRelativeError, referencePower, seededRandom, testSignal, toneBins } from './reference.js';
+import { largest, peakRelativeError, referencePower, testSignal, toneBins } from './reference.js';
 
 const MiB = 2 ** 20;
 

@@ -1,14 +1,6 @@
+import { seededRandom } from '@pol/verbs/examples';
 import { expect, test } from 'vitest';
-import {
-  dftPower,
-  fftPower,
-  largest,
-  peakRelativeError,
-  referencePower,
-  seededRandom,
-  testSignal,
-  toneBins,
-} from './reference.js';
+import { dftPower, fftPower, largest, peakRelativeError, referencePower, testSignal, toneBins } from './reference.js';
 
 test('the DFT by definition: an impulse has a flat spectrum, a tone one peak of (n/2)^2', () => {
   const impulse = new Float64Array(16);

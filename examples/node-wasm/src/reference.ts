@@ -3,6 +3,7 @@
  * power spectrum by the definition of the DFT (O(n^2)), and by a textbook radix-2 FFT (O(n log n),
  * for sizes where the definition is too slow; it is itself checked against the definition).
  */
+import { seededRandom } from '@pol/verbs/examples';
 
 /**
  * `|X_k|^2` for `k = 0 .. n/2`, where `X_k = sum_j x_j e^(-2 pi i jk / n)`: the DFT as defined,
@@ -73,18 +74,6 @@ export function fftPower(x: ArrayLike<number>): Float64Array {
 /** The reference for `n` points: by definition up to 4,096 points, by the radix-2 FFT above that. */
 export function referencePower(x: ArrayLike<number>): Float64Array {
   return x.length <= 4096 || (x.length & (x.length - 1)) !== 0 ? dftPower(x) : fftPower(x);
-}
-
-/** A deterministic generator of numbers in [0, 1) (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The two tones of the test signal, as bins of an `n`-point transform. */
