@@ -8,7 +8,7 @@
  */
 import { memoryUsage } from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GCProfiler } from 'node:v8';
+import { GCProfiler, getHeapSpaceStatistics } from 'node:v8';
 import { threadId } from 'node:worker_threads';
 import { type Arena, ContendedError, carve, claimRegion, describeSharedSlab, watermark } from '@pol/arena';
 import type { F32, Mlp } from '@pol/verbs/examples';
@@ -208,10 +208,16 @@ export function report(b: Broadcast): WorkerReport {
 
 const gc = (globalThis as { gc?: () => void }).gc;
 
-/** The worker's heap and ArrayBuffer bytes. */
+// The heap spaces JavaScript objects live in. V8 keeps compiled code and its metadata in spaces of
+// their own, which grow when a compilation that ran on another thread is installed: on a loaded
+// machine that can land inside a measured window, by chance, and it is no object a task made.
+const OBJECT_SPACES = new Set(['new_space', 'old_space', 'new_large_object_space', 'large_object_space']);
+
+/** The worker's JavaScript object and ArrayBuffer bytes. */
 function footprint(): number {
-  const m = memoryUsage();
-  return m.heapUsed + m.arrayBuffers;
+  let bytes = memoryUsage().arrayBuffers;
+  for (const space of getHeapSpaceStatistics()) if (OBJECT_SPACES.has(space.space_name)) bytes += space.space_used_size;
+  return bytes;
 }
 
 /**

@@ -67,7 +67,7 @@ function quickStart(language: 'js' | 'ts'): string {
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const intro = language === 'js' ? 'In plain JavaScript' : 'The same in TypeScript';
   const at = readme.indexOf(intro);
-  const block = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(readme.slice(at));
+  const block = new RegExp(`\`\`\`${language}\\n([\\s\\S]*?)\`\`\``).exec(readme.slice(at));
   if (at < 0 || block === null) throw new Error(`README.md has no ${language} quick start after '${intro}'`);
   return block[1] as string;
 }
