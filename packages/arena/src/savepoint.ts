@@ -44,6 +44,12 @@ export class SavepointRecord {
   undoFrom = 0; // where this savepoint's part of the undo log starts
 }
 
+/** The records of one frame depth, all made with the ring, and the slot the next savepoint takes. */
+class SavepointRing {
+  next = 0;
+  readonly records: readonly SavepointRecord[] = Array.from({ length: SAVEPOINT_RING }, () => new SavepointRecord());
+}
+
 /**
  * The savepoint records of one arena. A savepoint can only be rolled back while the frame that was
  * innermost when it was taken is still innermost, so records are kept per frame depth: the scratch
@@ -53,8 +59,9 @@ export class SavepointRecord {
  * {@link TOKEN_PERIOD} savepoints, and the numbering comes round to it again).
  */
 export class Savepoints implements ClockReadings {
-  readonly #rings: SavepointRecord[][] = [];
-  readonly #next: number[] = [];
+  // One ring per frame depth reached so far. Taking a savepoint is on every verb call's path: one
+  // index, the ring's own slot counter, and records that are always there.
+  readonly #rings: SavepointRing[] = [];
 
   /**
    * Take a savepoint at frame depth `depth` of an arena at `offset`, `watermark` and `epoch`, whose
@@ -70,19 +77,10 @@ export class Savepoints implements ClockReadings {
     frameClock: number,
     cache: CarveCache | undefined,
   ): number {
-    const rings = this.#rings;
-    while (rings.length <= depth) {
-      rings.push([]);
-      this.#next.push(0);
-    }
-    const ring = rings[depth] as SavepointRecord[];
-    const slot = this.#next[depth] as number;
-    this.#next[depth] = (slot + 1) % SAVEPOINT_RING;
-    let record = ring[slot];
-    if (record === undefined) {
-      record = new SavepointRecord();
-      ring.push(record);
-    }
+    const ring = this.#rings[depth] ?? this.#grow(depth);
+    const slot = ring.next;
+    ring.next = (slot + 1) % SAVEPOINT_RING;
+    const record = ring.records[slot] as SavepointRecord;
     issued = nextSequence(issued);
     record.token = issued * SAVEPOINT_RING + slot;
     record.offset = offset;
@@ -95,15 +93,22 @@ export class Savepoints implements ClockReadings {
     return record.token;
   }
 
+  // The ring of `depth`, made with those of every depth below it.
+  #grow(depth: number): SavepointRing {
+    const rings = this.#rings;
+    while (rings.length <= depth) rings.push(new SavepointRing());
+    return rings[depth] as SavepointRing;
+  }
+
   /** Push the clock readings of every record onto `into` (for the clock's renumbering). */
   readings(into: number[]): void {
-    for (const ring of this.#rings) for (const record of ring) into.push(record.clock, record.frameClock);
+    for (const ring of this.#rings) for (const record of ring.records) into.push(record.clock, record.frameClock);
   }
 
   /** Take the clock's new numbering, which keeps the order (`to` maps each reading to its new value). */
   renumber(to: (reading: number) => number): void {
     for (const ring of this.#rings) {
-      for (const record of ring) {
+      for (const record of ring.records) {
         record.clock = to(record.clock);
         record.frameClock = to(record.frameClock);
       }
@@ -124,7 +129,7 @@ export class Savepoints implements ClockReadings {
     releases: ReleaseLog,
   ): SavepointRecord | undefined {
     if (typeof token !== 'number' || !Number.isSafeInteger(token) || token <= 0) return undefined;
-    const record = this.#rings[depth]?.[token % SAVEPOINT_RING];
+    const record = this.#rings[depth]?.records[token % SAVEPOINT_RING];
     if (
       record === undefined ||
       record.token !== token ||

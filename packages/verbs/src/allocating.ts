@@ -1,10 +1,10 @@
 import { InvalidArgumentError, type Kernel } from '@pol/core';
-import { describeValue, readOptions } from '@pol/core/backend';
+import { ambientBinder, describeValue, readOptions } from '@pol/core/backend';
 import { call } from './call.js';
 import { NotAKernelError } from './errors.js';
 import { adapterOf } from './out-parameters.js';
 import type { AllocatingOptions, Verb } from './signature.js';
-import { SteadyCalls } from './steady.js';
+import { type SteadyCall, SteadyCalls } from './steady.js';
 import { VerbState } from './verb-state.js';
 
 /**
@@ -77,6 +77,14 @@ export function Allocating<F extends Kernel>(f: F, options?: AllocatingOptions):
   ): unknown {
     // biome-ignore lint/complexity/noArguments: the count is the only way to tell an explicit undefined from no argument.
     const n = arguments.length;
+    // A steady call of `verb(space, x)` or `verb(space, x, y)` takes its direct lane: the
+    // parameters straight to the kernel, no argument record (see steady.ts).
+    const calls = steady.on(a0);
+    if (calls !== undefined && (n === 2 || n === 3)) {
+      const lane = SteadyCalls.direct(calls, n, a1, a2);
+      const binder = lane === undefined ? undefined : ambientBinder();
+      if (binder !== undefined) return (lane as SteadyCall).runDirect(state, binder, a1, a2);
+    }
     const args = state.takeArgs();
     const v = args.values;
     v[0] = a0;
@@ -91,7 +99,7 @@ export function Allocating<F extends Kernel>(f: F, options?: AllocatingOptions):
     for (let i = 8; i < n; i++) v[i] = arguments[i];
     args.count = n;
     // A call of a shape this verb ran on this space before goes the short way (see steady.ts).
-    const kept = steady.find(args);
+    const kept = steady.find(args, calls);
     return kept !== undefined ? kept.run(state, args) : call(state, args, steady);
   };
   Object.defineProperty(verb, 'name', { value: f.name, configurable: true });

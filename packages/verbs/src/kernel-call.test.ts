@@ -76,7 +76,7 @@ function recorder(inputs: number, withScratch: boolean) {
 }
 
 group('the kernel call', () => {
-  test('receives outs, the inputs and the options in their slot at every arity, on both bindings (property)', () => {
+  test('receives outs, the inputs and the options in their slot at every arity, on both bindings, first and steady calls (property)', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 0, max: 7 }),
@@ -94,25 +94,29 @@ group('the kernel call', () => {
           // The options object is recognised only when every declared input is given.
           const recognised = passOptions && given >= declaredInputs;
           const args = passOptions ? [...inputs, options] : inputs;
-          const { y } = form === 'space first' ? verb(arena, ...args) : withspace(arena, () => verb(...args));
-          expect(seen).toHaveLength(1);
-          const { args: received, ambient } = seen[0] as { args: unknown[]; ambient: Space };
-          expect(isFrame(ambient) && (ambient as Frame).parent).toBe(arena);
-          expect(received[0]).toEqual({ y });
-          const passedInputs = passOptions && !recognised ? [...inputs, options] : inputs;
-          const kernelOptions = withScratch
-            ? { ...(recognised ? options : {}), tmp: expect.anything() }
-            : recognised
-              ? options
-              : undefined;
-          if (kernelOptions === undefined) {
-            expect(received.slice(1)).toEqual(passedInputs);
-          } else {
-            const slot = Math.max(passedInputs.length + 1, declaredInputs + 1);
-            expect(received).toHaveLength(slot + 1);
-            expect(received.slice(1, 1 + passedInputs.length)).toEqual(passedInputs);
-            for (let i = 1 + passedInputs.length; i < slot; i++) expect(received[i]).toBeUndefined();
-            expect(received[slot]).toEqual(kernelOptions);
+          // Twice: the first call makes the plan, the second is a steady one (its direct lane, for
+          // one or two inputs and no options on the binder), and both must pass the same.
+          for (let call = 0; call < 2; call++) {
+            const { y } = form === 'space first' ? verb(arena, ...args) : withspace(arena, () => verb(...args));
+            expect(seen).toHaveLength(call + 1);
+            const { args: received, ambient } = seen[call] as { args: unknown[]; ambient: Space };
+            expect(isFrame(ambient) && (ambient as Frame).parent).toBe(arena);
+            expect(received[0]).toEqual({ y });
+            const passedInputs = passOptions && !recognised ? [...inputs, options] : inputs;
+            const kernelOptions = withScratch
+              ? { ...(recognised ? options : {}), tmp: expect.anything() }
+              : recognised
+                ? options
+                : undefined;
+            if (kernelOptions === undefined) {
+              expect(received.slice(1)).toEqual(passedInputs);
+            } else {
+              const slot = Math.max(passedInputs.length + 1, declaredInputs + 1);
+              expect(received).toHaveLength(slot + 1);
+              expect(received.slice(1, 1 + passedInputs.length)).toEqual(passedInputs);
+              for (let i = 1 + passedInputs.length; i < slot; i++) expect(received[i]).toBeUndefined();
+              expect(received[slot]).toEqual(kernelOptions);
+            }
           }
         },
       ),

@@ -18,7 +18,7 @@
 // Both end in `invokeKernel`, whose common arities are direct calls, unrolled by hand.
 
 import type { Frame } from '@pol/core';
-import { ambientBinder, bindAmbient, isAsyncFunction } from '@pol/core/backend';
+import { type AmbientBinder, ambientBinder, bindAmbient, isAsyncFunction } from '@pol/core/backend';
 import type { CallArgs } from './arguments.js';
 
 type AnyKernel = (...args: unknown[]) => unknown;
@@ -66,6 +66,34 @@ export class KernelCall {
       // a store without async context): then they would keep this call's objects alive.
       this.#release();
     }
+  }
+
+  /**
+   * Call the kernel in `frame`, bound through `binder`, with `outs`, its one or two inputs passed
+   * as they came, and `options` (when defined) right after them: a steady call's direct lane (see
+   * steady.ts), which holds no argument record. Only for a synchronous kernel whose options slot
+   * is right after its inputs.
+   */
+  callInputs(
+    binder: AmbientBinder,
+    frame: Frame,
+    outs: unknown,
+    inputs: number,
+    i0: unknown,
+    i1: unknown,
+    options: unknown,
+  ): unknown {
+    const kernel = this.kernel;
+    const token = binder.enter(frame);
+    let returned: unknown;
+    try {
+      if (options === undefined) returned = inputs === 1 ? kernel(outs, i0) : kernel(outs, i0, i1);
+      else returned = inputs === 1 ? kernel(outs, i0, options) : kernel(outs, i0, i1, options);
+    } finally {
+      binder.leave(token);
+    }
+    binder.checkResult(returned);
+    return returned;
   }
 
   /** The pending call, made: what the store runs with the frame bound. */

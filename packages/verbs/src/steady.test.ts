@@ -5,7 +5,19 @@
 
 import { getHeapSpaceStatistics } from 'node:v8';
 import { Arena, ArenaFullError, mark, retract } from '@pol/arena';
-import { alloc, describe, type HostArray, hostArray, Similar, type Space, scratchspace, Undef, withspace } from '@pol/core';
+import {
+  AsyncScopeUnsupportedError,
+  alloc,
+  describe,
+  type HostArray,
+  hostArray,
+  Similar,
+  type Space,
+  scratchspace,
+  Undef,
+  withspace,
+} from '@pol/core';
+import { setAmbientStore, syncStore } from '@pol/core/backend';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import { BufferMismatchError } from './errors.js';
@@ -48,7 +60,7 @@ function kept(space: Space, values: readonly unknown[]) {
       a.values[i] = v;
     });
     a.count = call.length;
-    const found = calls.find(a);
+    const found = calls.find(a, calls.on(a.values[0]));
     const where = found === undefined ? undefined : { start: a.start, inputs: a.inputs, options: a.options };
     a.release();
     return { found, where };
@@ -113,10 +125,88 @@ group('SteadyCalls', () => {
       args.values[0] = arena;
       args.values[1] = hostArray(new Float32Array(n));
       args.count = 2;
-      if (calls.find(args) !== undefined) found++;
+      if (calls.find(args, calls.on(args.values[0])) !== undefined) found++;
       args.release();
     }
     expect(found).toBe(SteadyCalls.capacity);
+  });
+});
+
+group('the direct lane', () => {
+  test('is found for the space, then one or two inputs of the kept shape, and no options object', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 12));
+    const x = f32(1, 2, 3);
+    const { calls } = kept(arena, [arena, x]);
+    const on = calls.on(arena) ?? [];
+    expect(SteadyCalls.direct(on, 2, f32(4, 5, 6), undefined)?.space).toBe(arena);
+    expect(SteadyCalls.direct(on, 2, f32(4, 5), undefined)).toBeUndefined(); // other dims
+    expect(SteadyCalls.direct(on, 3, x, undefined)).toBeUndefined(); // another count
+    expect(calls.on(new Arena(new ArrayBuffer(1 << 12)))).toBeUndefined(); // another space
+    expect(calls.on(1)).toBeUndefined(); // a primitive first
+    // A kept call with an options object never takes the lane (the general steady path checks it).
+    const withOptions = kept(arena, [arena, x, { by: 3 }]).calls.on(arena) ?? [];
+    expect(SteadyCalls.direct(withOptions, 3, x, { by: 3 })).toBeUndefined();
+  });
+
+  test('a kernel that throws there: the error the first call gave, the call rolled back, the next call steady', () => {
+    let fail: Error | undefined;
+    const verb = Allocating(
+      describe(
+        function failingInto(o: { y: F32 }, x: F32, options: { tmp: F32 }): void {
+          if (fail !== undefined) throw fail;
+          options.tmp.data.set(x.data);
+          o.y.data.set(options.tmp.data);
+        },
+        { outputs: (x: F32) => ({ y: Undef(x) }), scratch: (x: F32) => ({ tmp: Undef(x) }) },
+      ),
+    );
+    const arena = new Arena(new ArrayBuffer(1 << 10));
+    const start = mark(arena);
+    const x = f32(1, 2);
+    const first = verb(arena, x);
+    retract(arena, start);
+    for (const error of [new TypeError('kernel bug'), new Refused('refused')]) {
+      fail = error;
+      const before = arena.describe();
+      expect(() => verb(arena, x)).toThrow(error);
+      expect(arena.describe()).toEqual(before);
+      fail = undefined;
+      expect(verb(arena, x)).toBe(first);
+      retract(arena, start);
+    }
+  });
+
+  test('a kernel that returns a promise there: settled as on the first call, or refused on a store without async context', async () => {
+    let returnPromise = false;
+    const verb = Allocating(
+      describe(
+        function maybePromiseInto(o: { y: F32 }, x: F32): unknown {
+          o.y.data.set(x.data);
+          return returnPromise ? Promise.resolve() : undefined;
+        },
+        { outputs: (x: F32) => ({ y: Undef(x) }) },
+      ),
+    );
+    const arena = new Arena(new ArrayBuffer(1 << 10));
+    const start = mark(arena);
+    const x = f32(1, 2);
+    const first = verb(arena, x);
+    retract(arena, start);
+    returnPromise = true;
+    // The default store follows the promise: the call settles to the same result, its frame closed.
+    await expect(verb(arena, x)).resolves.toBe(first);
+    expect(arena.describe().openFrames).toBe(0);
+    retract(arena, start);
+    const was = setAmbientStore(syncStore());
+    try {
+      const before = arena.describe();
+      expect(() => verb(arena, x)).toThrow(AsyncScopeUnsupportedError);
+      expect(arena.describe()).toEqual(before);
+    } finally {
+      setAmbientStore(was);
+    }
+    returnPromise = false;
+    expect(verb(arena, x)).toBe(first);
   });
 });
 

@@ -7,6 +7,12 @@
 // Its scratch, when the call passes no options object, is carved by the steady call's own loop
 // (monomorphic in the frames it sees, which the plan's shared materializer is not).
 //
+// The most common call, `verb(space, x)` or `verb(space, x, y)` of a one-name shape, has a direct
+// lane: the verb's function finds its steady call from its own parameters and hands them straight
+// to the kernel, with no argument record to fill, split, match and empty (a third of the shell's
+// cost over a hand-written frame, measured). The record is made only where a failure's diagnosis
+// or a kernel's promise needs one.
+//
 // What is skipped is only what the kept record already answers: the typed refusals ran when the
 // plan was made, for arguments of this very shape; the caller's buffers are checked on every call
 // that passes an options object; rollback, the frame, and the result's reuse are execute.ts's, the
@@ -14,6 +20,7 @@
 
 import { ambientspace, type DType, type Frame, type Space, zeroArray } from '@pol/core';
 import {
+  type AmbientBinder,
   closeAfterFailure,
   commitKey,
   frameKey,
@@ -75,6 +82,12 @@ export class SteadyCall implements SteadyParts {
   readonly #scratchDtype: DType = 'float32';
   readonly #scratchDims: readonly number[] = NO_DIMS;
   readonly #scratchZeroed: boolean = false;
+  /**
+   * Whether this call takes the direct lane (see {@link SteadyCalls.direct}): the one-name lane, on
+   * a space passed first, with one or two inputs, no options object, and the kernel's options slot
+   * right after its inputs.
+   */
+  readonly direct: boolean;
 
   constructor(
     readonly space: Space,
@@ -115,6 +128,12 @@ export class SteadyCall implements SteadyParts {
       this.#resultDims = result.dims[0] as readonly number[];
       this.#resultZeroed = result.zeroed[0] === true;
     }
+    this.direct =
+      this.#one &&
+      args.start === 1 &&
+      plan.optionsKey === undefined &&
+      (args.inputs === 1 || args.inputs === 2) &&
+      verb.declared <= args.inputs + 1;
     this.#scratchName = this.#one ? scratch.names[0] : undefined;
     if (this.#scratchName !== undefined) {
       this.#scratchDtype = scratch.dtypes[0] as DType;
@@ -147,10 +166,24 @@ export class SteadyCall implements SteadyParts {
     return true;
   }
 
+  /**
+   * Whether a direct call (the space first, then `i0` and `i1`, `count` arguments in all) has this
+   * call's shape. Allocates nothing.
+   */
+  matchesDirect(count: number, i0: unknown, i1: unknown): boolean {
+    const keys = this.#keys;
+    return count === this.count && (keys[0] as ValueKey).matches(i0) && (this.inputs === 1 || (keys[1] as ValueKey).matches(i1));
+  }
+
+  /** Run a direct call (see {@link SteadyCall.direct}), the kernel bound through `binder`. */
+  runDirect(verb: VerbState, binder: AmbientBinder, i0: unknown, i1: unknown): unknown {
+    return this.#runOne(verb, undefined, binder, i0, i1);
+  }
+
   /** Run the call: the one-name lane, or the caller's buffers checked, then execute.ts with this call's parts. */
   run(verb: VerbState, args: CallArgs): unknown {
     const options = args.options;
-    if (options === undefined && this.#one) return this.#runOne(verb, args);
+    if (options === undefined && this.#one) return this.#runOne(verb, args, undefined, undefined, undefined);
     if (options !== undefined) {
       try {
         this.plan.checkSupplied(verb.label, options);
@@ -167,8 +200,9 @@ export class SteadyCall implements SteadyParts {
   // the kernel, then commit or roll back exactly as execute.ts does (its failure paths, and its
   // `settle` for a kernel that returns a promise). The shape is the common one (an output and a
   // scratch buffer, as softmax has), and a call of it is short enough that the general steps'
-  // loops and layers were a third of it (measured against a hand-written shell).
-  #runOne(verb: VerbState, args: CallArgs): unknown {
+  // loops and layers were a third of it (measured against a hand-written shell). A direct call
+  // (`args` undefined) passes its inputs and `binder` instead of the argument record.
+  #runOne(verb: VerbState, args: CallArgs | undefined, binder: AmbientBinder | undefined, i0: unknown, i1: unknown): unknown {
     const space = this.space;
     const made = this.made;
     let pending = false;
@@ -204,23 +238,47 @@ export class SteadyCall implements SteadyParts {
             made.optionKeys = NO_KEYS;
           }
         }
-        const returned = verb.call.call(frame, result, args, options);
+        const returned =
+          args === undefined
+            ? verb.call.callInputs(binder as AmbientBinder, frame, result, this.inputs, i0, i1, options)
+            : verb.call.call(frame, result, args, options);
         if (isThenable(returned)) {
           pending = true;
-          return settle(verb, args, this.plan, returned, { frame, space, token, result, checked: false, made });
+          const record = args ?? this.#argsOf(verb, i0, i1);
+          return settle(verb, record, this.plan, returned, { frame, space, token, result, checked: false, made });
         }
         checkOutputs(verb, this.plan, result, false);
         this.commit(token);
       } catch (error) {
         closeAfterFailure(frame, error);
         rollback(space, token, error);
-        throw diagnose(verb, args, error, 'kernel');
+        const record = args ?? this.#argsOf(verb, i0, i1);
+        try {
+          throw diagnose(verb, record, error, 'kernel');
+        } finally {
+          if (args === undefined) record.release();
+        }
       }
       frame.close();
       return result;
     } finally {
-      if (!pending) args.release();
+      if (!pending) args?.release();
     }
+  }
+
+  // A direct call's arguments as an argument record, for what needs one: a failure's diagnosis, or
+  // the settling of a kernel's promise. Its taker releases it.
+  #argsOf(verb: VerbState, i0: unknown, i1: unknown): CallArgs {
+    const args = verb.takeArgs();
+    const values = args.values;
+    values[0] = this.space;
+    values[1] = i0;
+    values[2] = i1;
+    args.count = this.count;
+    args.start = 1;
+    args.inputs = this.inputs;
+    args.options = undefined;
+    return args;
   }
 
   save(): unknown {
@@ -321,19 +379,39 @@ export class SteadyCalls {
   // Whether any steady call is on an ambient space: until then an unmatched call does not look one up.
   #ambient = false;
 
-  /** The steady call `args` matches (and `args` split for it), or undefined. Allocates nothing. */
-  find(args: CallArgs): SteadyCall | undefined {
+  /** The steady calls kept on `space`, if any (a primitive has none). */
+  on(space: unknown): readonly SteadyCall[] | undefined {
     // WeakMap.get answers undefined for a primitive, without a test here.
-    let calls = this.#bySpace.get(args.values[0] as object);
-    let start = 1;
-    if (calls === undefined) {
-      if (!this.#ambient) return undefined;
-      calls = this.#bySpace.get(ambientspace(UNBOUND));
-      if (calls === undefined) return undefined;
-      start = 0;
-    }
+    return this.#bySpace.get(space as object);
+  }
+
+  /**
+   * The direct-lane steady call among `calls` (those on a call's first argument) that a call of
+   * `count` arguments, the space then `i0` and `i1`, matches; or undefined. Allocates nothing.
+   */
+  static direct(calls: readonly SteadyCall[], count: number, i0: unknown, i1: unknown): SteadyCall | undefined {
     for (let i = 0; i < calls.length; i++) {
       const steady = calls[i] as SteadyCall;
+      if (steady.direct && steady.matchesDirect(count, i0, i1)) return steady;
+    }
+    return undefined;
+  }
+
+  /**
+   * The steady call `args` matches (and `args` split for it), or undefined; `calls` are those on
+   * its first argument (see {@link SteadyCalls.on}). Allocates nothing.
+   */
+  find(args: CallArgs, calls: readonly SteadyCall[] | undefined): SteadyCall | undefined {
+    let kept = calls;
+    let start = 1;
+    if (kept === undefined) {
+      if (!this.#ambient) return undefined;
+      kept = this.#bySpace.get(ambientspace(UNBOUND));
+      if (kept === undefined) return undefined;
+      start = 0;
+    }
+    for (let i = 0; i < kept.length; i++) {
+      const steady = kept[i] as SteadyCall;
       if (steady.start === start && steady.matches(args)) return steady;
     }
     return undefined;
