@@ -231,8 +231,7 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
       // element read, which Node 20 makes through a generic lookup for frozen dims. Else by value.
       (first.dims === dims ||
         (Array.isArray(dims) && // anything else is refused by #miss's validation
-          first.rank === dims.length &&
-          (first.rank === 1 ? first.d0 === dims[0] : sameDims(first.dims, dims))))
+          (dims.length === 1 ? first.d0 === dims[0] && first.d0 >= 0 : first.d0 < 0 && sameDims(first.dims, dims))))
     ) {
       const end = first.end;
       this.#offset = end;

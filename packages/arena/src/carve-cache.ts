@@ -40,11 +40,13 @@ const UNDO_LIMIT = 4096;
 
 /**
  * One cached array: what was carved at `start`, with the key fields the hit path compares laid out
- * on the entry itself (the dtype, the rank and the first dim), so that a 1-D hit reads nothing else.
+ * on the entry itself (the dtype, and the first dim of a 1-D carve), so that a 1-D hit reads nothing
+ * else. Six fields, the fewest a hit can compare and answer from: a first carve makes one entry,
+ * and each field is a pointer's worth of its bytes.
  *
  * Its fields are declared, not defined: a class field is first set to undefined, and a field that
  * has held undefined keeps numbers as tagged values, which the hit path then had to check before
- * each compare; assigned once here, `start`, `end`, `rank` and `d0` are small integers in place.
+ * each compare; assigned once here, `start`, `end` and `d0` are small integers in place.
  */
 export class CacheEntry {
   declare readonly start: number;
@@ -54,18 +56,21 @@ export class CacheEntry {
   /** `start` + the bytes the carve took (the storage's reserve of its byte length). */
   declare readonly end: number;
   declare readonly array: PolArray;
-  declare readonly rank: number;
+  /**
+   * `dims[0]` when `dims` has one element, else -1 (no dim is negative): the rank and the first dim
+   * in one field. A compare of it with a caller's first dim also checks that this is at least 0,
+   * which no carve of another rank is.
+   */
   declare readonly d0: number;
 
-  /** `d0` is `dims[0]` (0 for rank 0), passed in because reading it from frozen dims is slow (see CarveSize). */
+  /** `d0` is `dims[0]` (any number for another rank), passed in because reading it from frozen dims is slow (see CarveSize). */
   constructor(start: number, dtype: DType, dims: readonly number[], end: number, array: PolArray, d0: number) {
     this.start = start;
     this.dtype = dtype;
     this.dims = dims;
     this.end = end;
     this.array = array;
-    this.rank = dims.length;
-    this.d0 = d0;
+    this.d0 = dims.length === 1 ? d0 : -1;
   }
 }
 
@@ -114,8 +119,7 @@ export function matches(entry: CacheEntry, start: number, dtype: DType, dims: re
     entry.start === start &&
     entry.dtype === dtype &&
     Array.isArray(dims) &&
-    entry.rank === dims.length &&
-    (entry.rank === 1 ? entry.d0 === dims[0] : sameDims(entry.dims, dims))
+    (dims.length === 1 ? entry.d0 === dims[0] && entry.d0 >= 0 : entry.d0 < 0 && sameDims(entry.dims, dims))
   );
 }
 
@@ -167,9 +171,10 @@ export class CarveCache {
   constructor(alignment: number, capacity: number, firstLimit = FIRST_LIMIT) {
     // Math.clz32 reads its argument as 32 bits: alignments of 2^31 and more take the largest shift.
     let shift = alignment >= 2 ** 31 ? 31 : 31 - Math.clz32(alignment);
-    // The window's size is doubled along, not raised to a power at each step: `**` of a variable is
-    // a call to the math library, a noticeable part of a small arena's construction.
-    let window = 2 ** shift;
+    // The window's size is doubled along, not raised to a power: `**` of a variable is a call to the
+    // math library, a noticeable part of a small arena's construction. It starts as the alignment,
+    // which is 2^shift below 2^31.
+    let window = shift === 31 ? 2 ** 31 : alignment;
     while (shift < 31 && capacity / window > DENSE_WINDOWS) {
       shift++;
       window *= 2;
@@ -215,7 +220,7 @@ export class CarveCache {
     for (let i = mix(offsetBits(start), d0 as number) & mask; ; i = (i + 1) & mask) {
       const entry = table[i];
       if (entry === undefined) return undefined;
-      if (entry.start === start && entry.d0 === d0 && entry.rank === 1 && entry.dtype === dtype) return entry;
+      if (entry.start === start && entry.d0 === d0 && entry.d0 >= 0 && entry.dtype === dtype) return entry;
     }
   }
 

@@ -47,10 +47,32 @@ export function alloc<const S extends Spec>(spec: S): Materialize<S, Kind>;
 export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
   // Fixed parameters and the argument count, never a rest parameter or a spread: a rest array is
   // made on every call that the caller does not inline (an unoptimized caller), and the common
-  // forms below then allocate nothing but what the space hands out. Dims past the third argument
-  // are read from `arguments` by index, which the optimizing compiler does without an object.
+  // forms then allocate nothing but what the space hands out. Dims past the third argument are
+  // read from `arguments` by index, which the optimizing compiler does without an object.
   // biome-ignore lint/complexity/noArguments: the argument count tells the forms apart, and a rest parameter would allocate.
   const n = arguments.length;
+  // The commonest form, alloc(space, dtype, n), on its own here: small enough for the caller's loop
+  // to inline it, where the whole of alloc was a call that cost as much as the space's steady carve.
+  // One valid dim leaves only the dtype and the byte size to check (byteLength throws the right
+  // error past the safe range; up to 2^50 elements every dtype's byte size keeps it safe).
+  if (n === 3 && typeof b === 'string' && typeof c === 'number' && isSpace(a) && Number.isSafeInteger(c) && c >= 0) {
+    const size = byteSizeOf(b);
+    if (c > mostSafeElements && !Number.isSafeInteger(c * size)) byteLength(b as DType, [c]);
+    return a.alloc(b as DType, internDim(c));
+  }
+  if (n <= 3) return allocForm(n, a, b, c, undefined);
+  // Dims as separate arguments past the third, read by index. Sized up front: growing an empty
+  // array by push reserves room for 17 elements.
+  const from = isSpace(a) ? 2 : 1;
+  const rest: unknown[] = new Array(n - from);
+  // biome-ignore lint/complexity/noArguments: the rest dims, read by index.
+  for (let i = from; i < n; i++) rest[i - from] = arguments[i];
+  return allocForm(n, a, b, c, rest);
+}
+
+// Every form of alloc of `n` arguments, the first three `a`, `b` and `c`; `rest` holds the
+// arguments from the dims on when there are more than three.
+function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[] | undefined): unknown {
   const explicit = isSpace(a);
   const what = explicit ? b : a;
   const next = explicit ? c : b;
@@ -63,20 +85,16 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
   if (typeof what === 'string') {
     let dims: readonly number[];
     if (count === 2 && typeof next === 'number' && Number.isSafeInteger(next) && next >= 0) {
-      // One valid dim: only the dtype and the byte size are left to check (byteLength throws the
-      // right error when the size is past the safe range).
-      if (!Number.isSafeInteger(next * dtypeInfo(what as DType).byteSize)) byteLength(what as DType, [next]);
+      // One valid dim (the ambient form here; the explicit one took alloc's own path).
+      const size = byteSizeOf(what);
+      if (next > mostSafeElements && !Number.isSafeInteger(next * size)) byteLength(what as DType, [next]);
       return space.alloc(what as DType, internDim(next));
     }
     if (count === 2 && Array.isArray(next)) dims = next as number[];
     else if (count === 1) dims = scalarDims;
     else {
-      // Sized up front: growing an empty array by push reserves room for 17 elements.
-      const from = explicit ? 2 : 1;
-      const list: unknown[] = new Array(n - from);
-      // biome-ignore lint/complexity/noArguments: the rest dims, read by index.
-      for (let i = from; i < n; i++) list[i - from] = arguments[i];
-      dims = list as number[];
+      // The dims as separate arguments (or a lone dim that is no valid one, which byteLength refuses).
+      dims = (rest ?? (explicit ? [c] : count === 2 ? [b] : [b, c])) as number[];
     }
     byteLength(what as DType, dims);
     return space.alloc(what as DType, dims);
@@ -90,3 +108,19 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
 }
 
 const scalarDims: readonly number[] = internDims([]);
+
+// The dtype the one-dim form checked last, and its byte size: a loop of carves of one dtype looks
+// it up once, where each lookup was a Map read.
+let lastDtype: unknown;
+let lastByteSize = 0;
+/** The most elements whose byte size is safe at every dtype's size (8 bytes at most): 2^50. */
+const mostSafeElements = 2 ** 50;
+
+/** The byte size of `dtype`, which it validates. @throws {UnknownDTypeError} for a dtype Pol does not know. */
+function byteSizeOf(dtype: string): number {
+  if (dtype === lastDtype) return lastByteSize;
+  const size = dtypeInfo(dtype as DType).byteSize;
+  lastDtype = dtype;
+  lastByteSize = size;
+  return size;
+}

@@ -72,9 +72,22 @@ export function internDims(dims: readonly number[]): readonly number[] {
   return node.dims ?? internMiss(dims);
 }
 
+// The dims internDim handed out last for each n modulo `recentSlots`, and their n (-1: none): a
+// loop that asks for a few sizes again and again reads them here, without the Map lookup of the
+// table's first level, which was most of what `alloc(space, dtype, n)` added to the space's own
+// alloc on a steady carve.
+const recentSlots = 64;
+const recentSizes: number[] = new Array<number>(recentSlots).fill(-1);
+const recentDims: (readonly number[])[] = new Array<readonly number[]>(recentSlots).fill(internRoot.dims as readonly number[]);
+
 /** `internDims([n])` without the caller's array: for `alloc(space, dtype, n)`. `n` must be a valid dim. */
 export function internDim(n: number): readonly number[] {
-  return internRoot.next?.get(n)?.dims ?? internMiss([n]);
+  const slot = n & (recentSlots - 1);
+  if (recentSizes[slot] === n) return recentDims[slot] as readonly number[];
+  const dims = internRoot.next?.get(n)?.dims ?? internMiss([n]);
+  recentSizes[slot] = n;
+  recentDims[slot] = dims;
+  return dims;
 }
 
 // Only valid dims ever enter the table, so a walk that finds a node has matched valid numbers.
