@@ -2,6 +2,7 @@
 import { alloc, dtypeInfo, hostArray, isSpace, PolError, scratchspace, Undef } from '@pol/core';
 import { internDims, spaceKey } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
+import type { SlabStorage } from './backend.js';
 import {
   Arena,
   ArenaFullError,
@@ -10,7 +11,6 @@ import {
   InvalidSlabError,
   isArena,
   reset,
-  type SlabStorage,
   tryAlloc,
 } from './index.js';
 import { expectRefused, makeSlab, slabNames, snapshot } from './test-support/slabs.js';

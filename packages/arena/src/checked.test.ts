@@ -1,7 +1,8 @@
 import { alloc, type DType, type HostArray, isArray, Similar, scratchspace, Undef } from '@pol/core';
 import { hostFamily } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
-import { Arena, mark, POISON_BYTE, reset, retract, StaleArrayError } from './index.js';
+import { POISON_BYTE } from './backend.js';
+import { Arena, mark, reset, retract, StaleArrayError } from './index.js';
 import { makeSlab, slabNames, WasmMemoryClass } from './test-support/slabs.js';
 
 const checked = () => new Arena(new ArrayBuffer(1 << 14), { alignment: 16, checked: true });

@@ -5,7 +5,7 @@ import { docExamples, webAssemblyGlobals } from '@pol/doc-examples';
 
 docExamples({
   root: new URL('..', import.meta.url),
-  imports: { '@pol/arena': 'src/index.ts' },
-  coverage: ['src/index.ts'],
+  imports: { '@pol/arena': 'src/index.ts', '@pol/arena/backend': 'src/backend.ts' },
+  coverage: ['src/index.ts', 'src/backend.ts'],
   globals: webAssemblyGlobals,
 });

@@ -10,7 +10,8 @@ import type { ArrayLife, SlabStorage } from './types.js';
  *
  * @example
  * ```ts
- * import { Arena, POISON_BYTE } from '@pol/arena';
+ * import { Arena } from '@pol/arena';
+ * import { POISON_BYTE } from '@pol/arena/backend';
  * import { alloc, scratchspace } from '@pol/core';
  * const arena = new Arena(new ArrayBuffer(256), { checked: true });
  * const kept = scratchspace(arena, (frame) => alloc(frame, 'uint8', 4).data); // the raw view escapes

@@ -4,6 +4,9 @@
  * storage extension), with marks, frames, a watermark, a checked mode, and a steady loop that
  * allocates nothing after its first step. Frames open through `scratchspace` from `@pol/core`.
  *
+ * What a storage extension needs (`SlabStorage`, `defineStorage`, `SlabTypes`, `ArrayLife`,
+ * `POISON_BYTE`) is in `@pol/arena/backend`.
+ *
  * @packageDocumentation
  */
 
@@ -29,11 +32,9 @@ export {
   StaleMarkError,
 } from './errors.js';
 export { isArena, mark, observe, reset, retract, tryAlloc, watermark } from './functions.js';
-export { POISON_BYTE } from './host.js';
 export type { ArenaEvent, ArenaListener } from './listeners.js';
 export type { Mark } from './mark.js';
 export { pointer } from './pointer.js';
-export { defineStorage } from './registry.js';
 export {
   type ClaimOptions,
   claimRegion,
@@ -43,14 +44,12 @@ export {
   type SharedSlabDescription,
   type SharedSlabLayout,
 } from './shared-slab.js';
-export type { Slab, SlabKind, SlabOf, SlabTypes, WasmMemory } from './slab.js';
+export type { Slab, SlabKind, SlabOf, WasmMemory } from './slab.js';
 export type {
   ArenaConstructor,
   ArenaDescription,
   ArenaFrame,
   ArenaOptions,
   ArenaStorageOptions,
-  ArrayLife,
-  SlabStorage,
   WasmArenaOptions,
 } from './types.js';

@@ -1,6 +1,7 @@
 import { alloc, type DType, dtypeInfo, InvalidArgumentError, PolError, Similar, scratchspace } from '@pol/core';
 import { makeHostArray } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
+import type { SlabStorage } from './backend.js';
 import {
   Arena,
   DisposedArenaError,
@@ -13,7 +14,6 @@ import {
   pointer,
   RegionOverlapError,
   retract,
-  type SlabStorage,
   StaleArrayError,
 } from './index.js';
 import { expectRefused, WasmMemoryClass } from './test-support/slabs.js';

@@ -30,7 +30,8 @@ const registry: AnyStorage[] = [
  * @throws {InvalidArgumentError} when `storage` lacks a required member.
  * @example A storage that takes over plain ArrayBuffers to count carves
  * ```ts
- * import { Arena, carve, defineStorage, type SlabStorage } from '@pol/arena';
+ * import { Arena, carve } from '@pol/arena';
+ * import { defineStorage, type SlabStorage } from '@pol/arena/backend';
  * let carves = 0;
  * const builtIn = new Arena(new ArrayBuffer(0)).storage as SlabStorage<ArrayBuffer, 'host'>;
  * const counting: SlabStorage<ArrayBuffer, 'host'> = {

@@ -32,12 +32,13 @@ export interface WasmMemory {
 /**
  * The slab types each kind of arena accepts, for typing `new Arena(slab)` and `carve(slab, ...)`. A
  * backend that registers a storage of its own kind adds its kind to core's `ArrayTypes` and its
- * slab type here, both by module augmentation (`@pol/webgpu` adds `gpu: GPUBuffer`).
+ * slab type here, both by module augmentation: of `'@pol/core'`, and of `'@pol/arena/backend'`,
+ * the entry point that exports this interface (`@pol/webgpu` adds `gpu: DeviceSlab`).
  *
  * @example
  * ```ts
  * import type { DType } from '@pol/core';
- * import type { SlabTypes } from '@pol/arena';
+ * import type { SlabTypes } from '@pol/arena/backend';
  *
  * interface DeviceBuffer {
  *   readonly deviceBuffer: true;
@@ -47,7 +48,7 @@ export interface WasmMemory {
  *     device: { readonly dtype: D; readonly dims: readonly number[]; readonly buffer: DeviceBuffer };
  *   }
  * }
- * declare module '@pol/arena' {
+ * declare module '@pol/arena/backend' {
  *   interface SlabTypes {
  *     device: DeviceBuffer;
  *   }

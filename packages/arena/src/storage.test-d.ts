@@ -1,7 +1,8 @@
 import type { DType } from '@pol/core';
 import { alloc, scratchspace } from '@pol/core';
 import { describe, expectTypeOf, test } from 'vitest';
-import { Arena, carve, defineStorage, type SlabKind, type SlabStorage } from './index.js';
+import { defineStorage, type SlabStorage } from './backend.js';
+import { Arena, carve, type SlabKind } from './index.js';
 
 // How a backend (such as @pol/webgpu) plugs a kind of its own into both registries: core's
 // ArrayTypes (what its spaces hand out) and SlabTypes (what its slabs are), by augmentation.
@@ -21,7 +22,7 @@ declare module '@pol/core' {
     fakegpu: FakeGpuArray<D>;
   }
 }
-declare module './index.js' {
+declare module './backend.js' {
   interface SlabTypes {
     fakegpu: FakeGpuBuffer;
   }

@@ -2,17 +2,8 @@
 import { alloc, type DType, dtypeInfo, InvalidArgumentError, type PolError, scratchspace, Undef } from '@pol/core';
 import { makeHostArray } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
-import {
-  Arena,
-  CarveRangeError,
-  carve,
-  defineStorage,
-  InvalidAlignmentError,
-  InvalidSlabError,
-  MisalignedCarveError,
-  reset,
-  type SlabStorage,
-} from './index.js';
+import { defineStorage, type SlabStorage } from './backend.js';
+import { Arena, CarveRangeError, carve, InvalidAlignmentError, InvalidSlabError, MisalignedCarveError, reset } from './index.js';
 import { expectRefused, makeSlab, slabNames, WasmMemoryClass } from './test-support/slabs.js';
 
 describe('carve', () => {

@@ -4,7 +4,7 @@
  * other (an arena has a storage, a storage is told of each arena made over it, a frame belongs to
  * an arena): `Arena` with its constructor's type, options and description, `ArenaFrame`, and
  * `SlabStorage` with the `ArrayLife` it hands checked arrays. One module, so that no import cycle
- * runs between them.
+ * runs between them. The last two are exported from `@pol/arena/backend`, for storage extensions.
  *
  * @module
  */
@@ -170,11 +170,13 @@ export interface WasmArenaOptions extends ArenaOptions {
 }
 
 /**
- * Options naming the storage outright, for a slab type no {@link SlabTypes} entry declares.
+ * Options naming the storage outright, for a slab type no
+ * {@link @pol/arena!backend.SlabTypes | SlabTypes} entry declares.
  *
  * @example
  * ```ts
- * import { Arena, type ArenaStorageOptions, type SlabStorage } from '@pol/arena';
+ * import { Arena, type ArenaStorageOptions } from '@pol/arena';
+ * import type { SlabStorage } from '@pol/arena/backend';
  * import { dtypeInfo } from '@pol/core';
  * import { makeHostArray } from '@pol/core/backend';
  * class Pages {
@@ -278,7 +280,7 @@ export interface ArenaFrame<K extends Kind = Kind> extends Frame<K> {
  *
  * @example A storage's checked carve, guarding its arrays' data:
  * ```ts
- * import type { ArrayLife } from '@pol/arena';
+ * import type { ArrayLife } from '@pol/arena/backend';
  * class Guarded {
  *   constructor(readonly life: ArrayLife, readonly raw: Float32Array) {}
  *   get data(): Float32Array {
@@ -307,7 +309,8 @@ export interface ArrayLife {
  * @example A storage over a custom byte holder (the built-in ones cover ArrayBuffer, SharedArrayBuffer,
  * Uint8Array and WebAssembly.Memory):
  * ```ts
- * import { Arena, defineStorage, type SlabStorage } from '@pol/arena';
+ * import { Arena } from '@pol/arena';
+ * import { defineStorage, type SlabStorage } from '@pol/arena/backend';
  * import { dtypeInfo } from '@pol/core';
  * import { makeHostArray } from '@pol/core/backend';
  *

@@ -5,7 +5,7 @@
  * @module
  */
 
-import type { ArrayLife } from '@pol/arena';
+import type { ArrayLife } from '@pol/arena/backend';
 import { byteLength, type DType, dtypeInfo, InvalidArgumentError, type PolArray } from '@pol/core';
 import { type ArrayFamily, describeValue, familyKey, frozenDims, shapeText } from '@pol/core/backend';
 import { BufferOwner, bufferName, ownerOf, setOwner } from './buffers.js';

@@ -1,4 +1,5 @@
-import { Arena, POISON_BYTE, StaleArrayError } from '@pol/arena';
+import { Arena, StaleArrayError } from '@pol/arena';
+import { POISON_BYTE } from '@pol/arena/backend';
 import { alloc, scratchspace } from '@pol/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {

@@ -1,4 +1,5 @@
-import { Arena } from '@pol/arena';
+import { Arena, type Slab, type SlabKind, type SlabOf } from '@pol/arena';
+import type { SlabTypes } from '@pol/arena/backend';
 import { alloc, type HostArray, Similar, type Space, scratchspace, Undef, zeroArray } from '@pol/core';
 import { describe, expectTypeOf, test } from 'vitest';
 import {
@@ -29,6 +30,15 @@ describe('types', () => {
     expectTypeOf(alloc(arena, Undef('uint8', 3))).toEqualTypeOf<GpuArray<'uint8'>>();
     expectTypeOf(arena.slab).toEqualTypeOf<DeviceSlab>();
     expectTypeOf(deviceArena(device, 1024)).toEqualTypeOf<Arena<'gpu'>>();
+  });
+
+  test("the device slab is in @pol/arena/backend's SlabTypes, where the augmentation puts it", () => {
+    expectTypeOf<SlabTypes['gpu']>().toEqualTypeOf<DeviceSlab>();
+    expectTypeOf<SlabOf<'gpu'>>().toEqualTypeOf<DeviceSlab>();
+    expectTypeOf<SlabKind<DeviceSlab>>().toEqualTypeOf<'gpu'>();
+    expectTypeOf<DeviceSlab>().toExtend<Slab>();
+    // A raw GPUBuffer is no slab: new Arena takes the DeviceSlab that owns one (deviceSlab).
+    expectTypeOf<GPUBuffer>().not.toExtend<Slab>();
   });
 
   test('specs materialize to GpuArrays, and frames on a device arena too', () => {

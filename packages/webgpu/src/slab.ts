@@ -10,7 +10,7 @@ import { type DeviceState, deviceName, whenIdle } from './device.js';
 import { Usage } from './flags.js';
 import { forgetArenas } from './slab-arenas.js';
 
-declare module '@pol/arena' {
+declare module '@pol/arena/backend' {
   interface SlabTypes {
     /** GPU memory: a device slab made by `deviceSlab` (`@pol/webgpu`). */
     gpu: DeviceSlab;

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { type ArrayLife, defineStorage, POISON_BYTE, type SlabStorage } from '@pol/arena';
+import { type ArrayLife, defineStorage, POISON_BYTE, type SlabStorage } from '@pol/arena/backend';
 import { byteLength, type DType, InvalidArgumentError } from '@pol/core';
 import { describeValue, shapeText } from '@pol/core/backend';
 import { type GpuArray, makeCheckedGpuArray, makeGpuArray } from './array.js';

@@ -1,6 +1,6 @@
 /**
  * The generated API reference (docs/api, which turbo builds before this test): its index links
- * every package's page and the backend protocol's own page, and no heading lost its code span
+ * every package's page and the backend entry points' own pages, and no heading lost its code span
  * (an anchor named `_`, an empty entry in a page's table of contents).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -24,20 +24,32 @@ test('the reference was generated (pnpm run docs)', () => {
 });
 
 describe('the index', () => {
-  test.each(['@pol/core', '@pol/arena', '@pol/verbs', '@pol/verbs/examples', '@pol/webgpu', '@pol/core/backend'])(
-    'links %s to its own page',
-    (name) => {
-      const target = indexLinks().get(name);
-      expect(target, `no link named ${name} in docs/api/index.html`).toBeDefined();
-      expect(existsSync(join(api, target ?? ''))).toBe(true);
-    },
-  );
+  test.each([
+    '@pol/core',
+    '@pol/arena',
+    '@pol/verbs',
+    '@pol/verbs/examples',
+    '@pol/webgpu',
+    '@pol/core/backend',
+    '@pol/arena/backend',
+  ])('links %s to its own page', (name) => {
+    const target = indexLinks().get(name);
+    expect(target, `no link named ${name} in docs/api/index.html`).toBeDefined();
+    expect(existsSync(join(api, target ?? ''))).toBe(true);
+  });
 
   test('gives the backend protocol a page of its own, apart from the user API', () => {
     const links = indexLinks();
     expect(links.get('@pol/core/backend')).not.toBe(links.get('@pol/core'));
     const backend = readFileSync(join(api, links.get('@pol/core/backend') ?? ''), 'utf8');
     expect(backend).toContain('makeHostArray');
+  });
+
+  test("gives the arena's storage protocol a page of its own, apart from the arena's user API", () => {
+    const links = indexLinks();
+    expect(links.get('@pol/arena/backend')).not.toBe(links.get('@pol/arena'));
+    const backend = readFileSync(join(api, links.get('@pol/arena/backend') ?? ''), 'utf8');
+    expect(backend).toContain('defineStorage');
   });
 
   test('tells a user to install with npm, never with another package manager', () => {

@@ -142,8 +142,6 @@ const pinned: Record<string, Surface> = {
     ],
     types: ['AmbientBinder', 'AmbientStore', 'ArrayFamily', 'SuppliedProblem'],
   },
-  // `POISON_BYTE`, `ArrayLife` and `SlabTypes` are the arena's storage protocol (what `@pol/webgpu`'s
-  // storage uses), on the main entry until `@pol/arena` has a backend subpath of its own.
   '@pol/arena': {
     values: [
       'Arena',
@@ -161,14 +159,12 @@ const pinned: Record<string, Surface> = {
       'MisalignedCarveError',
       'MissingRegionError',
       'NotAnArenaError',
-      'POISON_BYTE',
       'RegionOverlapError',
       'StaleArrayError',
       'StaleMarkError',
       'carve',
       'claimRegion',
       'createSharedSlab',
-      'defineStorage',
       'describeSharedSlab',
       'freeRegion',
       'isArena',
@@ -188,7 +184,6 @@ const pinned: Record<string, Surface> = {
       'ArenaListener',
       'ArenaOptions',
       'ArenaStorageOptions',
-      'ArrayLife',
       'ClaimOptions',
       'Mark',
       'SharedSlabDescription',
@@ -196,11 +191,14 @@ const pinned: Record<string, Surface> = {
       'Slab',
       'SlabKind',
       'SlabOf',
-      'SlabStorage',
-      'SlabTypes',
       'WasmArenaOptions',
       'WasmMemory',
     ],
+  },
+  // What a storage extension (such as `@pol/webgpu`'s GPU buffers) needs, apart from what a user holds.
+  '@pol/arena/backend': {
+    values: ['POISON_BYTE', 'defineStorage'],
+    types: ['ArrayLife', 'SlabStorage', 'SlabTypes'],
   },
   '@pol/verbs': {
     values: [

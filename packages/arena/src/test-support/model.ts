@@ -16,7 +16,8 @@ import {
 } from '@pol/core';
 import { rollbackKey, savepointKey } from '@pol/core/backend';
 import { expect } from 'vitest';
-import { Arena, type Mark, mark, POISON_BYTE, reset, retract, tryAlloc, type WasmMemory } from '../index.js';
+import { POISON_BYTE } from '../backend.js';
+import { Arena, type Mark, mark, reset, retract, tryAlloc, type WasmMemory } from '../index.js';
 import { SAVEPOINT_RING } from '../savepoint.js';
 import { makeSlab, type SlabName } from './slabs.js';
 
