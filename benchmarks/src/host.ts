@@ -13,7 +13,7 @@
  * and every row pays the same for it.
  */
 import { Arena } from '@pol/arena';
-import { alloc, type HostArray, Similar, scratchspace } from '@pol/core';
+import { alloc, type Frame, type HostArray, Similar, scratchspace } from '@pol/core';
 import { makeHostArray, openFrameKey } from '@pol/core/backend';
 import { MemPool } from '@thi.ng/malloc';
 import * as typedArrayPool from 'typedarray-pool';
@@ -257,7 +257,8 @@ export function hostOps(n: number): { readonly [name: string]: HostOp } {
 
 /** Frames: open, carve one array, close; on the arena directly, through scratchspace, and by hand. */
 function frameOps(slab: ArrayBuffer, dims: readonly number[]): Record<string, HostOp> {
-  const arena = new Arena(slab);
+  // Typed with the frame protocol it implements, which the public Arena leaves optional (core's Space).
+  const arena = new Arena(slab) as Arena<'host'> & { [openFrameKey](): Frame<'host'> };
   const open = () => {
     for (let i = 0; i < PASS; i++) {
       const frame = arena[openFrameKey]();

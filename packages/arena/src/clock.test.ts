@@ -3,6 +3,7 @@ import { rollbackKey, savepointKey } from '@pol/core/backend';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { ClockGeneration, carryForward, clockLimit, renumber, retire, setClockLimit, skipRetired } from './clock.js';
+import type { FrameOwner } from './frame.js';
 import { Arena, mark, retract } from './index.js';
 import type { MarkImpl } from './mark.js';
 
@@ -74,7 +75,7 @@ describe("an arena's clock", () => {
   test('renumbers at its limit: readings stay small, and marks kept across thousands of renumberings keep their order and hold one retired numbering each', () => {
     const before = setClockLimit(64);
     try {
-      const arena = new Arena(new ArrayBuffer(4096));
+      const arena = new Arena(new ArrayBuffer(4096)) as FrameOwner<'host'>; // its savepoint protocol typed
       const kept = mark(arena) as unknown as MarkImpl;
       arena.alloc('float32', [4]);
       const inner = mark(arena) as unknown as MarkImpl;

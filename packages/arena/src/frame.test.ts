@@ -1,6 +1,7 @@
 import { alloc, ambientspace, FrameClosedError, isFrame, isSpace, Similar, scratchspace, Undef, withspace } from '@pol/core';
 import { openFrameKey, spaceKey } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
+import type { FrameOwner } from './frame.js';
 import { Arena, type ArenaFrame, ContendedError, FrameOrderError, mark, reset, retract } from './index.js';
 import { expectRefused, snapshot } from './test-support/slabs.js';
 
@@ -358,7 +359,7 @@ describe('frame objects are reused (unchecked mode)', () => {
       () => kept.tryAlloc('float32', [2]),
       () => alloc(kept, 'float32', 2),
       () => alloc(kept, { a: Undef('float32', 2) }),
-      () => kept[openFrameKey](),
+      () => kept[openFrameKey]?.(),
       () => scratchspace(kept, () => 1),
       () => mark(kept),
     ]) {
@@ -410,7 +411,7 @@ describe('frame objects are reused (unchecked mode)', () => {
   });
 
   test('a frame open and close, with a carve in it, allocates no frame objects once steady', () => {
-    const arena = fresh();
+    const arena = fresh() as FrameOwner<'host'>; // its frame protocol typed, as its frames call it
     const open = () => {
       const frame = arena[openFrameKey]();
       frame.alloc('float32', [4]);

@@ -24,9 +24,17 @@ export const frameClosedKey: unique symbol = Symbol('@pol/arena frame closed');
  * What a frame asks of its arena, which alone holds the state these change (its innermost open
  * frame, offset and clock): the arena implements them under keys no caller can name, and hands
  * itself to every frame it opens, so that a frame's operations are its arena's own methods, called
- * on the one object the frame already holds.
+ * on the one object the frame already holds. With them, the members of core's space protocol that
+ * a frame forwards to its arena, which every arena has: the public `Arena` leaves them as core's
+ * `Space` declares them (optional), so that they stay out of users' declarations.
  */
 export interface FrameOwner<K extends Kind> extends Arena<K> {
+  /** Open a frame on the arena itself (what `scratchspace(arena, f)` calls). */
+  [openFrameKey](): ArenaFrame<K>;
+  /** Take a savepoint before a spec's allocations (what `alloc(arena, spec)` calls). */
+  [savepointKey](): unknown;
+  /** Undo everything since a savepoint (what a failed `alloc(arena, spec)` calls). */
+  [rollbackKey](token: unknown): void;
   /** Carve through `frame`, which must be the innermost open frame. */
   [frameCarveKey]<D extends DType>(
     frame: FrameImpl<K>,

@@ -2,11 +2,13 @@ import { alloc, InvalidArgumentError, scratchspace, Undef } from '@pol/core';
 import { openFrameKey, rollbackKey, savepointKey } from '@pol/core/backend';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import type { FrameOwner } from './frame.js';
 import { Arena, type ArenaFrame, reset } from './index.js';
 import { nextSequence, SAVEPOINT_RING, TOKEN_PERIOD } from './savepoint.js';
 import { expectRefused } from './test-support/slabs.js';
 
-const fresh = () => new Arena(new ArrayBuffer(1 << 16), { alignment: 16 });
+// Typed as the arena's frames see it: the public Arena leaves core's savepoint protocol optional.
+const fresh = () => new Arena(new ArrayBuffer(1 << 16), { alignment: 16 }) as FrameOwner<'host'>;
 
 describe('savepoints', () => {
   test('a token is a number; a rollback restores the offset, the watermark and the cache', () => {

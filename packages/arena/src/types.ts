@@ -5,12 +5,14 @@
  * an arena): `Arena` with its constructor's type, options and description, `ArenaFrame`, and
  * `SlabStorage` with the `ArrayLife` it hands checked arrays. One module, so that no import cycle
  * runs between them. The last two are exported from `@pol/arena/backend`, for storage extensions.
+ * The members of core's space protocol that an arena and its frames implement (`[openFrameKey]`,
+ * `[savepointKey]`, `[rollbackKey]`) are declared only where the package calls them (`FrameOwner`,
+ * frame.ts): a user's `Arena` and `ArenaFrame` have them as core's `Space` declares them, optional.
  *
  * @module
  */
 
 import type { ArrayOf, DType, Frame, Kind, Space } from '@pol/core';
-import { openFrameKey, rollbackKey, savepointKey } from '@pol/core/backend';
 import type { ArenaListener } from './listeners.js';
 import type { Mark } from './mark.js';
 import type { Slab, SlabKind, SlabOf, WasmMemory } from './slab.js';
@@ -83,12 +85,6 @@ export interface Arena<K extends Kind = Kind> extends Space<K> {
   dispose(): void;
   /** `dispose()`, for `using arena = new Arena(...)`. */
   [Symbol.dispose](): void;
-  /** Open a frame (what `scratchspace(arena, f)` calls). */
-  [openFrameKey](): ArenaFrame<K>;
-  /** Take a savepoint before a spec's allocations (what `alloc(arena, spec)` calls). */
-  [savepointKey](): unknown;
-  /** Undo everything since a savepoint (what a failed `alloc(arena, spec)` calls). */
-  [rollbackKey](token: unknown): void;
 }
 
 /**
@@ -269,8 +265,6 @@ export interface ArenaFrame<K extends Kind = Kind> extends Frame<K> {
   readonly start: number;
   /** Like `alloc`, but `undefined` instead of `ArenaFullError` when the array does not fit. */
   tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined;
-  /** Open a frame nested in this one (what `scratchspace(frame, f)` calls). */
-  [openFrameKey](): ArenaFrame<K>;
 }
 
 /**
