@@ -4,7 +4,8 @@ import { call } from './call.js';
 import { NotAKernelError } from './errors.js';
 import { adapterOf } from './out-parameters.js';
 import type { AllocatingOptions, Verb } from './signature.js';
-import { type SteadyCall, SteadyCalls } from './steady.js';
+import type { SteadyCall } from './steady.js';
+import { SteadyCalls } from './steady-calls.js';
 import { VerbState } from './verb-state.js';
 
 /**

@@ -8,7 +8,7 @@
 import type { Space } from '@pol/core';
 import { type CallArgs, resolveSpace } from './arguments.js';
 import { execute } from './execute.js';
-import type { SteadyCalls } from './steady.js';
+import type { SteadyCalls } from './steady-calls.js';
 import type { VerbState } from './verb-state.js';
 
 /** Call the verb `verb` with `args`, the general way. */

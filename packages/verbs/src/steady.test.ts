@@ -22,7 +22,7 @@ import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import { BufferMismatchError } from './errors.js';
 import { initMlp, linear, type Mlp, relu, rowCount, seededRandom, softmax } from './examples/index.js';
-import { SteadyCalls } from './steady.js';
+import { SteadyCalls } from './steady-calls.js';
 import { VerbState } from './verb-state.js';
 
 type F32 = HostArray<'float32'>;

@@ -18,7 +18,7 @@
 // that passes an options object; rollback, the frame, and the result's reuse are execute.ts's, the
 // same code as the general path's. Checked calls never take this path (they describe every call).
 
-import { ambientspace, type DType, type Frame, type Space, zeroArray } from '@pol/core';
+import { type DType, type Frame, type Space, zeroArray } from '@pol/core';
 import {
   type AmbientBinder,
   closeAfterFailure,
@@ -32,7 +32,7 @@ import {
   rollback,
   savepointKey,
 } from '@pol/core/backend';
-import { type CallArgs, UNBOUND } from './arguments.js';
+import type { CallArgs } from './arguments.js';
 import { execute, type SteadyParts, settle } from './execute.js';
 import type { ValueKey } from './key.js';
 import { checkOutputs } from './outputs-check.js';
@@ -83,7 +83,7 @@ export class SteadyCall implements SteadyParts {
   readonly #scratchDims: readonly number[] = NO_DIMS;
   readonly #scratchZeroed: boolean = false;
   /**
-   * Whether this call takes the direct lane (see {@link SteadyCalls.direct}): the one-name lane, on
+   * Whether this call takes the direct lane (see `SteadyCalls.direct`, steady-calls.ts): the one-name lane, on
    * a space passed first, with one or two inputs, no options object, and the kernel's options slot
    * right after its inputs.
    */
@@ -366,67 +366,5 @@ export class SteadyCall implements SteadyParts {
     } finally {
       for (let j = 0; j < names.length; j++) values[j] = undefined;
     }
-  }
-}
-
-/**
- * A verb's steady calls, by space, held as long as the space lives (a `WeakMap`: a verb never
- * keeps a space alive). At most {@link SteadyCalls.capacity} per space, as many as plans a verb keeps.
- */
-export class SteadyCalls {
-  static readonly capacity = 8;
-  readonly #bySpace = new WeakMap<object, SteadyCall[]>();
-  // Whether any steady call is on an ambient space: until then an unmatched call does not look one up.
-  #ambient = false;
-
-  /** The steady calls kept on `space`, if any (a primitive has none). */
-  on(space: unknown): readonly SteadyCall[] | undefined {
-    // WeakMap.get answers undefined for a primitive, without a test here.
-    return this.#bySpace.get(space as object);
-  }
-
-  /**
-   * The direct-lane steady call among `calls` (those on a call's first argument) that a call of
-   * `count` arguments, the space then `i0` and `i1`, matches; or undefined. Allocates nothing.
-   */
-  static direct(calls: readonly SteadyCall[], count: number, i0: unknown, i1: unknown): SteadyCall | undefined {
-    for (let i = 0; i < calls.length; i++) {
-      const steady = calls[i] as SteadyCall;
-      if (steady.direct && steady.matchesDirect(count, i0, i1)) return steady;
-    }
-    return undefined;
-  }
-
-  /**
-   * The steady call `args` matches (and `args` split for it), or undefined; `calls` are those on
-   * its first argument (see {@link SteadyCalls.on}). Allocates nothing.
-   */
-  find(args: CallArgs, calls: readonly SteadyCall[] | undefined): SteadyCall | undefined {
-    let kept = calls;
-    let start = 1;
-    if (kept === undefined) {
-      if (!this.#ambient) return undefined;
-      kept = this.#bySpace.get(ambientspace(UNBOUND));
-      if (kept === undefined) return undefined;
-      start = 0;
-    }
-    for (let i = 0; i < kept.length; i++) {
-      const steady = kept[i] as SteadyCall;
-      if (steady.start === start && steady.matches(args)) return steady;
-    }
-    return undefined;
-  }
-
-  /** Keep a steady call for `plan` on `space`, with the shape of `args` (split already). */
-  keep(verb: VerbState, plan: Plan, space: Space, made: Made, args: CallArgs): void {
-    let calls = this.#bySpace.get(space);
-    if (calls === undefined) {
-      calls = [];
-      this.#bySpace.set(space, calls);
-    }
-    const steady = new SteadyCall(space, plan, made, args, verb);
-    if (calls.length < SteadyCalls.capacity) calls.push(steady);
-    else calls[calls.length - 1] = steady;
-    if (args.start === 0) this.#ambient = true;
   }
 }
