@@ -9,14 +9,11 @@
  */
 
 export {
-  blobs,
-  initMlp,
   type Layer,
   linear,
   linearBackward,
   linearBackwardInto,
   linearInto,
-  type Mlp,
   relu,
   reluBackward,
   reluBackwardInto,
@@ -25,10 +22,8 @@ export {
   softmaxCrossEntropyBackward,
   softmaxCrossEntropyBackwardInto,
   softmaxCrossEntropyInto,
-  train,
-  trainStep,
-  trainStepInto,
-} from './mlp.js';
+} from './layers.js';
+export { blobs, initMlp, type Mlp, train, trainStep, trainStepInto } from './mlp.js';
 export { normal, seededRandom } from './random.js';
 export { rmsNorm, rmsNormBackward, rmsNormBackwardInto, rmsNormInto } from './rmsnorm.js';
 export { softmax, softmaxInto } from './softmax.js';

@@ -3,19 +3,8 @@ import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { Shadows, walkShadows } from '../shadows.js';
 import { countingSpace } from '../test-support/counting.js';
-import {
-  blobs,
-  initMlp,
-  linear,
-  linearBackward,
-  type Mlp,
-  relu,
-  reluBackward,
-  softmaxCrossEntropy,
-  softmaxCrossEntropyBackward,
-  train,
-  trainStep,
-} from './mlp.js';
+import { linear, linearBackward, relu, reluBackward, softmaxCrossEntropy, softmaxCrossEntropyBackward } from './layers.js';
+import { blobs, initMlp, type Mlp, train, trainStep } from './mlp.js';
 import { seededRandom } from './random.js';
 
 type F32 = HostArray<'float32'>;
