@@ -359,7 +359,7 @@ describe('frame objects are reused (unchecked mode)', () => {
       () => kept.tryAlloc('float32', [2]),
       () => alloc(kept, 'float32', 2),
       () => alloc(kept, { a: Undef('float32', 2) }),
-      () => kept[openFrameKey]?.(),
+      () => (kept as unknown as { [openFrameKey](): unknown })[openFrameKey](),
       () => scratchspace(kept, () => 1),
       () => mark(kept),
     ]) {

@@ -223,6 +223,9 @@ describe('alloc bad input', () => {
       expect(() => alloc(space, 'float32', n)).toThrow(InvalidShapeError);
     }
     expect(() => alloc(space, 'float64', 2 ** 51)).toThrow(/past Number\.MAX_SAFE_INTEGER bytes/);
+    // The boundary: 2^50 elements of 8 bytes is 2^53 bytes, one past the safe range; one element fewer is within it.
+    expect(() => alloc(space, 'float64', 2 ** 50)).toThrow(/past Number\.MAX_SAFE_INTEGER bytes/);
+    expect(() => withspace(space, () => alloc('int64', 2 ** 50))).toThrow(/past Number\.MAX_SAFE_INTEGER bytes/);
     expect(space.calls).toEqual([]);
   });
   it('refuses a spec with a bad value at layers.w: InvalidSpecError naming the path, nothing allocated', () => {

@@ -54,7 +54,7 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
   // The commonest form, alloc(space, dtype, n), on its own here: small enough for the caller's loop
   // to inline it, where the whole of alloc was a call that cost as much as the space's steady carve.
   // One valid dim leaves only the dtype and the byte size to check (byteLength throws the right
-  // error past the safe range; up to 2^50 elements every dtype's byte size keeps it safe).
+  // error past the safe range; below 2^50 elements every dtype's byte size keeps it safe).
   if (n === 3 && typeof b === 'string' && typeof c === 'number' && isSpace(a) && Number.isSafeInteger(c) && c >= 0) {
     const size = byteSizeOf(b);
     if (c > mostSafeElements && !Number.isSafeInteger(c * size)) byteLength(b as DType, [c]);
@@ -113,8 +113,8 @@ const scalarDims: readonly number[] = internDims([]);
 // it up once, where each lookup was a Map read.
 let lastDtype: unknown;
 let lastByteSize = 0;
-/** The most elements whose byte size is safe at every dtype's size (8 bytes at most): 2^50. */
-const mostSafeElements = 2 ** 50;
+/** The most elements whose byte size is a safe integer at every dtype's size (8 bytes at most): 2^50 − 1. */
+const mostSafeElements = 2 ** 50 - 1;
 
 /** The byte size of `dtype`, which it validates. @throws {UnknownDTypeError} for a dtype Pol does not know. */
 function byteSizeOf(dtype: string): number {
