@@ -116,10 +116,13 @@ async function quiesce(): Promise<void> {
 
 /**
  * The growth of JavaScript objects and ArrayBuffers over `f()`, which must not let a collection
- * run (or the figure would count survivors, not allocations): NaN when one ran.
+ * run (or the figure would count survivors, not allocations): NaN when one ran. The reading starts
+ * after `quiesce` and one `f()` unmeasured: a full collection can discard compiled code, and V8
+ * compiles it again some calls later, which must not fall inside the reading of a longer batch only.
  */
 async function growth(f: () => void): Promise<number> {
   await quiesce();
+  f();
   const profiler = new GCProfiler();
   profiler.start();
   const before = footprint();

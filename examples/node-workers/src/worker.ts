@@ -274,9 +274,15 @@ export function empty(): number {
   return region;
 }
 
-/** What `calls` calls of `work` grow the footprint by, read right after `quiesce`; NaN when a collection ran during them. */
+/**
+ * What `calls` calls of `work` grow the footprint by; NaN when a collection ran during them. The
+ * reading starts after `quiesce` and as many calls again, unmeasured: a full collection can discard
+ * compiled code, and V8 compiles it again some calls later, which must not fall inside the reading
+ * of a longer run only.
+ */
 async function growth(work: () => void, calls: number): Promise<number> {
   await quiesce();
+  for (let i = 0; i < calls; i++) work();
   const profiler = new GCProfiler();
   profiler.start();
   const before = footprint();
