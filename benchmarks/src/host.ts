@@ -356,8 +356,11 @@ export async function hostAllocation(run: RunOptions): Promise<SuiteResult> {
       op: (ops[name] as HostOp).run,
       bytesOps: Math.max(8, Math.ceil((n >= 65536 ? 64 : 4096) / (per[i] ?? 1))),
     }));
-    // Measured per call, reported per operation.
-    const results = (await measureOps(specs, run)).map((m, i) => perOperation(m, per[i] ?? 1));
+    // Measured per call, reported per operation. Five rounds in a rotated order: in a fixed order each
+    // row followed the same one, and the rows that allocate whole arrays (Similar, new Float32Array: a
+    // quarter of a megabyte each at n = 65,536) left the collector work that fell on the bare view
+    // timed next, so the ratios to it swung by a third between runs.
+    const results = (await measureOps(specs, run, 5, true)).map((m, i) => perOperation(m, per[i] ?? 1));
     measurements.push(...results);
     const byName = new Map(results.map((m, i) => [names[i] ?? '', m]));
     const get = (name: string): Measurement => {

@@ -1,11 +1,12 @@
 import { hostArray, type PolArray } from '@pol/core';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { CacheEntry, CarveCache } from './carve-cache.js';
+import { CacheEntry } from './cache-entry.js';
+import { CarveCache } from './carve-cache.js';
 
 const array = (): PolArray => hostArray(new Float32Array(0));
 const entry = (start: number, dims: readonly number[], dtype: 'float32' | 'int32' = 'float32') =>
-  new CacheEntry(start, dtype, Object.freeze([...dims]), start + 4, array(), dims[0] ?? 0);
+  new CacheEntry(start, dtype, Object.freeze([...dims]), start + 4, array(), dims.length === 1 ? (dims[0] ?? 0) : -1);
 
 /** Look every key up, adding what is missing (what an arena does on a carve); returns the misses. */
 function pass(cache: CarveCache, keys: readonly (readonly [number, readonly number[]])[]): number {

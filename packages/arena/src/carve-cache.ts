@@ -6,8 +6,9 @@
  * @module
  */
 
-import type { DType, PolArray } from '@pol/core';
+import type { DType } from '@pol/core';
 import { sameDims } from '@pol/core/backend';
+import type { CacheEntry } from './cache-entry.js';
 
 /**
  * Windows at most: 1,024, and one slot more for the offset `capacity` itself (a zero-byte carve at
@@ -37,42 +38,6 @@ const FEWEST_GHOSTS = 1 << 18;
 const GHOSTS_PER_ENTRY = 16;
 /** Cache changes remembered for the armed savepoints; past this a rollback restores everything but cache identity. */
 const UNDO_LIMIT = 4096;
-
-/**
- * One cached array: what was carved at `start`, with the key fields the hit path compares laid out
- * on the entry itself (the dtype, and the first dim of a 1-D carve), so that a 1-D hit reads nothing
- * else. Six fields, the fewest a hit can compare and answer from: a first carve makes one entry,
- * and each field is a pointer's worth of its bytes.
- *
- * Its fields are declared, not defined: a class field is first set to undefined, and a field that
- * has held undefined keeps numbers as tagged values, which the hit path then had to check before
- * each compare; assigned once here, `start`, `end` and `d0` are small integers in place.
- */
-export class CacheEntry {
-  declare readonly start: number;
-  declare readonly dtype: DType;
-  /** Interned: frozen and shared; validated when carved. */
-  declare readonly dims: readonly number[];
-  /** `start` + the bytes the carve took (the storage's reserve of its byte length). */
-  declare readonly end: number;
-  declare readonly array: PolArray;
-  /**
-   * `dims[0]` when `dims` has one element, else -1 (no dim is negative): the rank and the first dim
-   * in one field. A compare of it with a caller's first dim also checks that this is at least 0,
-   * which no carve of another rank is.
-   */
-  declare readonly d0: number;
-
-  /** `d0` is `dims[0]` (any number for another rank), passed in because reading it from frozen dims is slow (see CarveSize). */
-  constructor(start: number, dtype: DType, dims: readonly number[], end: number, array: PolArray, d0: number) {
-    this.start = start;
-    this.dtype = dtype;
-    this.dims = dims;
-    this.end = end;
-    this.array = array;
-    this.d0 = dims.length === 1 ? d0 : -1;
-  }
-}
 
 /** A 32-bit hash of an offset and dims, for the second level and the ghost table. */
 function keyHash(start: number, dims: readonly number[]): number {

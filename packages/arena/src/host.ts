@@ -1,4 +1,4 @@
-import { type DType, type DTypeInfo, dtypeInfo, type HostArray, type PolArray, type TypedArrayOf } from '@pol/core';
+import { type DType, type DTypeInfo, dtypeInfo, type HostArray, type TypedArrayOf } from '@pol/core';
 import { type ArrayFamily, familyKey, hostFamily, makeHostArray, shapeText } from '@pol/core/backend';
 import { InvalidSlabError } from './errors.js';
 import type { WasmMemory } from './slab.js';
@@ -21,7 +21,8 @@ import type { ArrayLife, SlabStorage } from './types.js';
 export const POISON_BYTE = 0xa5;
 
 // The last dtype viewed and its TypedArray class: a run of carves of one dtype looks it up once.
-let lastDtype: unknown;
+// '' before the first, so that the compare only ever sees strings (see CarveSize.dtype).
+let lastDtype = '';
 let LastTypedArray: DTypeInfo['TypedArray'] | undefined;
 
 function view<D extends DType>(buffer: ArrayBufferLike, byteOffset: number, dtype: D, dims: readonly number[]): TypedArrayOf<D> {
@@ -34,9 +35,11 @@ function view<D extends DType>(buffer: ArrayBufferLike, byteOffset: number, dtyp
   return viewOver(TypedArray, buffer, byteOffset, count(dims)) as TypedArrayOf<D>;
 }
 
-// A view, or a Pol error for a buffer that was detached after the arena was made (transferred, or
-// the buffer of a WebAssembly memory that has grown since), where the engine throws a bare TypeError.
-function viewOver(TypedArray: DTypeInfo['TypedArray'], buffer: ArrayBufferLike, byteOffset: number, length: number) {
+/**
+ * A view, or a Pol error for a buffer that was detached after the arena was made (transferred, or
+ * the buffer of a WebAssembly memory that has grown since), where the engine throws a bare TypeError.
+ */
+export function viewOver(TypedArray: DTypeInfo['TypedArray'], buffer: ArrayBufferLike, byteOffset: number, length: number) {
   try {
     return construct(TypedArray, buffer, byteOffset, length);
   } catch (error) {
@@ -338,32 +341,17 @@ export const wasmMemoryStorage: SlabStorage<WasmMemory, 'host'> = Object.freeze(
 });
 
 /**
- * A carve that is told the TypedArray class and the element count, which an arena has just worked
- * out while measuring the carve, so that neither is looked up again.
+ * The ArrayBuffer (or SharedArrayBuffer) that a built-in host storage makes its views over, for an
+ * arena over `slab`: the slab itself, or a Uint8Array's (or Node.js Buffer's) buffer, which is the
+ * same object for the view's whole life. Undefined for any other storage (a copy of a built-in with
+ * its own `carve` included: only these very objects qualify), which carves through its `carve`.
+ *
+ * An arena with this buffer carves a plain host array at absolute byte offset `o` as
+ * `viewOver(TypedArray, buffer, o, count)` wrapped by `makeHostArray`: what the storage's `carve`
+ * does, told the class and the count it already knows.
  */
-export type KnownCarve = (
-  slab: unknown,
-  offset: number,
-  dtype: DType,
-  dims: readonly number[],
-  TypedArray: DTypeInfo['TypedArray'],
-  count: number,
-) => PolArray;
-
-const knownArrayBufferCarve: KnownCarve = (slab, offset, dtype, dims, TypedArray, count) =>
-  makeHostArray(dtype, dims, viewOver(TypedArray, slab as ArrayBufferLike, offset, count));
-
-const knownUint8ArrayCarve: KnownCarve = (slab, offset, dtype, dims, TypedArray, count) => {
-  const bytes = slab as Uint8Array;
-  return makeHostArray(dtype, dims, viewOver(TypedArray, bytes.buffer, bytes.byteOffset + offset, count));
-};
-
-/**
- * The known-count carve of a built-in storage that makes plain host arrays, or undefined for any
- * other storage (a copy of a built-in with its own `carve` included: only these very objects qualify).
- */
-export function knownCarveOf(storage: unknown): KnownCarve | undefined {
-  if (storage === arrayBufferStorage || storage === sharedArrayBufferStorage) return knownArrayBufferCarve;
-  if (storage === uint8ArrayStorage) return knownUint8ArrayCarve;
+export function viewBufferOf(storage: unknown, slab: unknown): ArrayBufferLike | undefined {
+  if (storage === arrayBufferStorage || storage === sharedArrayBufferStorage) return slab as ArrayBufferLike;
+  if (storage === uint8ArrayStorage) return (slab as Uint8Array).buffer;
   return undefined;
 }

@@ -15,8 +15,12 @@ import type { AnyStorage } from './types.js';
  * carves of one shape (every array of a layer, say) validates and looks the dtype up once.
  */
 export class CarveSize {
-  /** The dtype measured. */
-  dtype: unknown = undefined;
+  /**
+   * The dtype measured; '' before the first (no dtype is ''). A string from the start: a compare of
+   * a dtype with this field that has only ever seen strings is a pointer compare, where one that
+   * once saw undefined stays a call of V8's generic equality, on every carve.
+   */
+  dtype: string = '';
   /** The dims measured, interned (frozen and shared): what the carved array gets. */
   dims: readonly number[] = noDims;
   /**
@@ -50,8 +54,10 @@ const noDims: readonly number[] = Object.freeze([]);
 export function measureCarve(storage: AnyStorage, dtype: DType, dims: readonly number[], out: CarveSize): CarveSize {
   if (
     dtype === out.dtype &&
-    Array.isArray(dims) &&
-    (dims.length === 1 ? out.rank === 1 && out.d0 === dims[0] : sameDims(out.dims, dims))
+    // The very dims measured (interned dims, as alloc(space, dtype, n) and Undef pass them) first:
+    // Node 20 reads an element of frozen dims through a generic lookup, a call on every carve.
+    (dims === out.dims ||
+      (Array.isArray(dims) && (dims.length === 1 ? out.rank === 1 && out.d0 === dims[0] : sameDims(out.dims, dims))))
   ) {
     return out;
   }

@@ -160,6 +160,14 @@ describe('alloc bad input', () => {
       expect(() => untypedAlloc(bad, 'float32', 3)).toThrow(NotASpaceError);
     }
     expect(() => untypedAlloc()).toThrow(NotASpaceError);
+    // Near misses of a space, which the one-dim form's own test of the space must refuse as isSpace does.
+    const almost = [
+      { [spaceKey]: 'host' }, // no alloc
+      { [spaceKey]: 'host', alloc: 'not a function' },
+      { [spaceKey]: 42, alloc: () => hostArray(new Float32Array(3)) }, // a tag that is no kind
+      { alloc: () => hostArray(new Float32Array(3)) }, // no tag
+    ];
+    for (const bad of almost) expect(() => untypedAlloc(bad, 'float32', 3)).toThrow(NotASpaceError);
     expect(() => untypedAlloc({}, Undef('int8', 1))).toThrow(
       /alloc needs a space, got a plain object\. Pass an Arena, a Frame, or Similar\(x\)/,
     );

@@ -5,7 +5,7 @@ import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
 import { materialize } from './materialize.js';
 import { byteLength } from './shape.js';
-import { assertSpace, isSpace, type Space } from './space.js';
+import { assertSpace, isSpace, type Space, spaceKey } from './space.js';
 import type { Materialize, Spec } from './spec.js';
 import { isUndef, type Undef } from './undef.js';
 import { describeValue, isPlainObject } from './value.js';
@@ -55,10 +55,23 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
   // to inline it, where the whole of alloc was a call that cost as much as the space's steady carve.
   // One valid dim leaves only the dtype and the byte size to check (byteLength throws the right
   // error past the safe range; below 2^50 elements every dtype's byte size keeps it safe).
-  if (n === 3 && typeof b === 'string' && typeof c === 'number' && isSpace(a) && Number.isSafeInteger(c) && c >= 0) {
+  // The space test is spelled out, not isSpace: inlined, isSpace's reads would use its own feedback,
+  // which every caller of it shares, so in any real program they are megamorphic (a stub-cache
+  // lookup on every alloc). Here they see only what the spaces a program allocates from are.
+  if (
+    n === 3 &&
+    typeof b === 'string' &&
+    typeof c === 'number' &&
+    typeof a === 'object' &&
+    a !== null &&
+    typeof (a as { [spaceKey]?: unknown })[spaceKey] === 'string' &&
+    typeof (a as { alloc?: unknown }).alloc === 'function' &&
+    Number.isSafeInteger(c) &&
+    c >= 0
+  ) {
     const size = byteSizeOf(b);
     if (c > mostSafeElements && !Number.isSafeInteger(c * size)) byteLength(b as DType, [c]);
-    return a.alloc(b as DType, internDim(c));
+    return (a as Space).alloc(b as DType, internDim(c));
   }
   if (n <= 3) return allocForm(n, a, b, c, undefined);
   // Dims as separate arguments past the third, read by index. Sized up front: growing an empty
@@ -110,8 +123,10 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
 const scalarDims: readonly number[] = internDims([]);
 
 // The dtype the one-dim form checked last, and its byte size: a loop of carves of one dtype looks
-// it up once, where each lookup was a Map read.
-let lastDtype: unknown;
+// it up once, where each lookup was a Map read. '' before the first (no dtype is ''): a compare
+// that has only ever seen strings is a pointer compare, and one that once saw undefined stays a
+// call of V8's generic equality on every alloc.
+let lastDtype = '';
 let lastByteSize = 0;
 /** The most elements whose byte size is a safe integer at every dtype's size (8 bytes at most): 2^50 − 1. */
 const mostSafeElements = 2 ** 50 - 1;

@@ -82,8 +82,14 @@ const recentDims: (readonly number[])[] = new Array<readonly number[]>(recentSlo
 
 /** `internDims([n])` without the caller's array: for `alloc(space, dtype, n)`. `n` must be a valid dim. */
 export function internDim(n: number): readonly number[] {
+  // The recent hit here, the rest apart: inlined into alloc's loop with the space's own carve, a
+  // larger internDim left V8's inlining budget short of the carve's hit path.
   const slot = n & (recentSlots - 1);
   if (recentSizes[slot] === n) return recentDims[slot] as readonly number[];
+  return internDimSlow(n, slot);
+}
+
+function internDimSlow(n: number, slot: number): readonly number[] {
   const dims = internRoot.next?.get(n)?.dims ?? internMiss([n]);
   recentSizes[slot] = n;
   recentDims[slot] = dims;

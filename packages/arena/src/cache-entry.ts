@@ -1,0 +1,100 @@
+/**
+ * A cached carve: what the carve cache keeps for each array an unchecked arena carved, and, for the
+ * built-in host storages, the array itself.
+ *
+ * @module
+ */
+
+import type { DType, HostArray, PolArray, TypedArrayOf } from '@pol/core';
+import { type ArrayFamily, familyKey, hostFamily, shapeText } from '@pol/core/backend';
+
+const inspectKey = Symbol.for('nodejs.util.inspect.custom');
+
+/**
+ * One cached carve: what was carved at `start`, with the key fields the hit path compares laid out
+ * on the entry itself (the dtype, and the first dim of a 1-D carve), so that a 1-D hit reads
+ * nothing else.
+ *
+ * A carve of a built-in host storage makes no array object apart from its entry: the entry is the
+ * host array (its `dtype`, `dims` and `data`, and the host family on its prototype), and `array`
+ * is undefined. A first carve then makes two objects, the view and this, where it made three (a
+ * view, a wrapper and an entry: 40 bytes and one allocation more). Any other storage's array (a
+ * WebAssembly memory's, a GPU buffer's, a `defineStorage` one's) is `array`, and `data` is
+ * undefined. Entries of both kinds are of this one class, so that the hit path sees one shape.
+ *
+ * The cache's fields (`start`, `end`, `array`, `d0`) are plain properties, so a host array of an
+ * unchecked arena shows them to `Object.keys` and `JSON.stringify` (the package README says so).
+ * Symbol keys would hide them, at a price measured on every carve: a symbol is a module binding,
+ * and each read or write of a field named by one loads and checks that binding first (about a
+ * tenth of a first carve). `array` is undefined rather than the entry itself, so that no host
+ * array refers to itself (which `JSON.stringify` refuses).
+ *
+ * Its fields are declared, not defined: a class field is first set to undefined, and a field that
+ * has held undefined keeps numbers as tagged values, which the hit path then had to check before
+ * each compare; assigned once here, `start`, `end` and `d0` are small integers in place.
+ */
+export class CacheEntry<D extends DType = DType> implements HostArray<D> {
+  // How messages name it: a static getter keeps `instanceof` fast (CONTRIBUTING.md, "Class names").
+  static get name(): string {
+    return 'HostArray';
+  }
+  declare readonly [familyKey]: ArrayFamily;
+  declare readonly dtype: D;
+  /** Interned: frozen and shared; validated when carved. */
+  declare readonly dims: readonly number[];
+  /** The view, for a host storage's carve; undefined in the entry of any other storage's array. */
+  declare readonly data: TypedArrayOf<D>;
+  /** Where the carve starts in the arena's region. */
+  declare readonly start: number;
+  /** `start` + the bytes the carve took (the storage's reserve of its byte length). */
+  declare readonly end: number;
+  /** Another storage's array; undefined when the entry is the array (see {@link arrayOf}). */
+  declare readonly array: PolArray | undefined;
+  /**
+   * `dims[0]` when `dims` has one element, else -1 (no dim is negative): the rank and the first dim
+   * in one field. A compare of it with a caller's first dim also checks that this is at least 0,
+   * which no carve of another rank is.
+   */
+  declare readonly d0: number;
+
+  /**
+   * The entry of `array`, or, with `array` undefined, the host array over `data`. `d0` is already
+   * folded as the field is (a first dim, or -1 for another rank): reading it from frozen dims is slow
+   * (see CarveSize).
+   */
+  constructor(
+    start: number,
+    dtype: D,
+    dims: readonly number[],
+    end: number,
+    array: PolArray | undefined,
+    d0: number,
+    data?: TypedArrayOf<D>,
+  ) {
+    this.dtype = dtype;
+    this.dims = dims;
+    this.data = data as TypedArrayOf<D>;
+    this.start = start;
+    this.end = end;
+    this.array = array;
+    this.d0 = d0;
+  }
+
+  toString(): string {
+    return `HostArray(${shapeText(this.dtype, this.dims)})`;
+  }
+
+  // Node.js's console shows what a host array shows, not the cache's fields.
+  [inspectKey](_depth: number, options: object, inspect: (value: unknown, options: object) => string): string {
+    const shown = { dtype: this.dtype, dims: this.dims, data: this.data };
+    return `HostArray ${inspect(shown, options)}`;
+  }
+}
+
+Object.defineProperty(CacheEntry.prototype, familyKey, { value: hostFamily });
+
+/** The array an entry hands out: the entry itself for a host storage's carve, else its `array`. */
+export function arrayOf(entry: CacheEntry): PolArray {
+  const array = entry.array;
+  return array === undefined ? entry : array;
+}
