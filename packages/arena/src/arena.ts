@@ -36,6 +36,7 @@ import { hold } from './region.js';
 import { ReleaseLog } from './release-log.js';
 import { Savepoints } from './savepoint.js';
 import type { SlabOf } from './slab.js';
+import { carvedBy } from './storage.js';
 import type { AnyStorage, ArenaConstructor, ArenaDescription, ArenaFrame, Arena as ArenaType, SlabStorage } from './types.js';
 
 /**
@@ -231,29 +232,31 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
     const first = this.#dense[start >>> this.#shift];
     if (
       first !== undefined &&
-      first.start === start &&
+      first.carveStart === start &&
       first.dtype === dtype &&
       // The very dims it was carved with (interned dims, as Undef and a verb's plan pass them): no
       // element read, which Node 20 makes through a generic lookup for frozen dims. Else by value.
       (first.dims === dims ||
         (Array.isArray(dims) && // anything else is refused by #miss's validation
-          (dims.length === 1 ? first.d0 === dims[0] && first.d0 >= 0 : first.d0 < 0 && sameDims(first.dims, dims))))
+          (dims.length === 1
+            ? first.carveD0 === dims[0] && first.carveD0 >= 0
+            : first.carveD0 < 0 && sameDims(first.dims, dims))))
     ) {
-      const end = first.end;
+      const end = first.carveEnd;
       this.#offset = end;
       if (end > this.#watermark) this.#watermark = end;
       // The entry is the array of a host storage's carve (see CacheEntry).
-      const array = first.array;
+      const array = first.carveArray;
       return (array === undefined ? first : array) as ArrayOf<K, D>;
     }
     if (first !== undefined) {
       // Another shape at this offset (or another offset in this window): the second level.
       const other = (this.#cache as CarveCache).findBeyond(start, dtype, dims);
       if (other !== undefined) {
-        const end = other.end;
+        const end = other.carveEnd;
         this.#offset = end;
         if (end > this.#watermark) this.#watermark = end;
-        const array = other.array;
+        const array = other.carveArray;
         return (array === undefined ? other : array) as ArrayOf<K, D>;
       }
     }
@@ -266,8 +269,8 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
   // or one that measures now, that needs no padding and fits. It is what a first pass is made of
   // (every carve at a place not seen before), and the fewest steps that do its work: measure, view,
   // make the entry (which is the array: see CacheEntry), cache it, bump. Everything else takes the
-  // general path below: checked mode, other storages, padding, offsets past 2^30, a full arena, the
-  // disposed arena's refusal (dispose clears #lean).
+  // general path below: checked mode, other storages, padding, offsets past 2^30 (and every offset
+  // of an alignment past 2^30), a full arena, the disposed arena's refusal (dispose clears #lean).
   //
   // One function, both paths, and on purpose larger than V8 inlines (460 bytes of bytecode). When
   // it was small enough to be inlined into a caller's loop, every steady hit in that loop was about a
@@ -299,7 +302,7 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
     if (cache !== undefined && aligned >= 4294967296) {
       const other = cache.findBeyond(aligned, dtype, dims);
       if (other !== undefined) {
-        const end = other.end;
+        const end = other.carveEnd;
         this.#offset = end;
         if (end > this.#watermark) this.#watermark = end;
         return arrayOf(other) as ArrayOf<K, D>;
@@ -347,7 +350,7 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
                 d0,
                 viewOver((size.info as DTypeInfo).TypedArray, buffer, this.#base + start, size.count),
               )
-            : new CacheEntry(start, dtype, shared, end, storage.carve(this.slab, at, dtype, shared) as PolArray, d0);
+            : new CacheEntry(start, dtype, shared, end, carvedBy(storage, storage.carve(this.slab, at, dtype, shared)), d0);
         array = arrayOf(added);
         this.#created++;
         cache.add(added);

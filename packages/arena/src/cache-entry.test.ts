@@ -1,9 +1,10 @@
 import { inspect } from 'node:util';
-import { alloc, hostArray, isArray } from '@pol/core';
+import { alloc, hostArray, isArray, UnknownDTypeError } from '@pol/core';
 import { familyOf, hostFamily } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import { Arena } from './arena.js';
 import { arrayOf, CacheEntry } from './cache-entry.js';
+import { InvalidSlabError } from './errors.js';
 
 describe('CacheEntry', () => {
   test("is the host array of a host storage's carve", () => {
@@ -46,11 +47,15 @@ describe("an unchecked arena's host arrays", () => {
     expect(json.dims).toEqual([2, 2]);
     expect(Object.values(json.data)).toEqual([1, 2, 3, 4]);
     expect(Object.keys(a).slice(0, 3)).toEqual(['dtype', 'dims', 'data']);
-    const clone = structuredClone(a) as { dtype: string; dims: number[]; data: Float32Array };
+    const clone = structuredClone(a) as unknown as { dtype: string; dims: number[]; data: Float32Array };
     expect(Array.from(clone.data)).toEqual([1, 2, 3, 4]);
     // Printed as core's host arrays are, none of the cache's fields shown.
     const core = hostArray(new Float32Array([1, 2, 3, 4]), [2, 2]);
     expect(inspect(a)).toBe(inspect(core));
+    // Nested, and past the depth shown, too.
+    expect(inspect({ x: { y: { z: a } } })).toBe(inspect({ x: { y: { z: core } } }));
+    expect(inspect([a], { depth: 0 })).toBe(inspect([core], { depth: 0 }));
+    expect(inspect({ a }, { depth: 1 })).toBe(inspect({ a: core }, { depth: 1 }));
   });
 
   test('of both paths, the lean one and a padded one, are cached alike', () => {
@@ -66,5 +71,34 @@ describe("an unchecked arena's host arrays", () => {
     expect(arena.alloc('int8', [2])).toBe(a);
     expect(arena.alloc('float32', [2])).toBe(b);
     expect(arena.alloc('float32', [2])).toBe(c);
+  });
+});
+
+describe('refusals the lean path must keep', () => {
+  test('an empty dtype on a fresh arena is an unknown dtype, as on a checked one', () => {
+    for (const checked of [false, true]) {
+      const arena = new Arena(new ArrayBuffer(64), { checked });
+      expect(() => arena.alloc('' as never, [])).toThrow(UnknownDTypeError);
+      expect(() => arena.alloc('' as never, [2])).toThrow(UnknownDTypeError);
+      expect(arena.offset).toBe(0);
+    }
+  });
+
+  test('a storage whose carve returns no array is refused, and nothing is cached', () => {
+    const slab = { bytes: 1024 };
+    // Handed to this arena only (the storage option), never registered for every slab.
+    const storage = {
+      name: 'forgetful',
+      kind: 'host',
+      residency: 'host',
+      matches: (s: unknown): s is typeof slab => s === slab,
+      byteLength: () => 1024,
+      carve: () => undefined,
+    };
+    const arena = new Arena(slab as never, { storage: storage as never });
+    expect(() => arena.alloc('float32', [4])).toThrow(InvalidSlabError);
+    expect(() => arena.alloc('float32', [4])).toThrow(/storage 'forgetful' carved undefined/);
+    expect(arena.offset).toBe(0);
+    expect(arena.describe().arraysCreated).toBe(0);
   });
 });

@@ -71,7 +71,7 @@ describe('CarveCache', () => {
     for (const e of added) cache.add(e);
     cache.rollback(era, from);
     expect(cache.find(0, 'float32', [1])).toBe(kept);
-    for (const e of added) expect(cache.find(e.start, 'float32', e.dims)).toBeUndefined();
+    for (const e of added) expect(cache.find(e.carveStart, 'float32', e.dims)).toBeUndefined();
     expect(cache.size).toBe(1);
   });
 

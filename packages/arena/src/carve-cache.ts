@@ -66,7 +66,7 @@ function mix(h: number, x: number): number {
 // An entry's key hash, computed when needed: the first level never needs it, so a first carve does
 // not pay for it.
 function hashOf(entry: CacheEntry): number {
-  return keyHash(entry.start, entry.dims);
+  return keyHash(entry.carveStart, entry.dims);
 }
 
 // A ghost is a key hash with its lowest bit set (0 marks an empty slot); its slot ignores that bit,
@@ -81,10 +81,10 @@ function ghostSlot(hashOrGhost: number, size: number): number {
 /** Whether `entry` holds `dtype[dims]` at `start`. */
 export function matches(entry: CacheEntry, start: number, dtype: DType, dims: readonly number[]): boolean {
   return (
-    entry.start === start &&
+    entry.carveStart === start &&
     entry.dtype === dtype &&
     Array.isArray(dims) &&
-    (dims.length === 1 ? entry.d0 === dims[0] && entry.d0 >= 0 : entry.d0 < 0 && sameDims(entry.dims, dims))
+    (dims.length === 1 ? entry.carveD0 === dims[0] && entry.carveD0 >= 0 : entry.carveD0 < 0 && sameDims(entry.dims, dims))
   );
 }
 
@@ -185,14 +185,14 @@ export class CarveCache {
     for (let i = mix(offsetBits(start), d0 as number) & mask; ; i = (i + 1) & mask) {
       const entry = table[i];
       if (entry === undefined) return undefined;
-      if (entry.start === start && entry.d0 === d0 && entry.d0 >= 0 && entry.dtype === dtype) return entry;
+      if (entry.carveStart === start && entry.carveD0 === d0 && entry.carveD0 >= 0 && entry.dtype === dtype) return entry;
     }
   }
 
   /** Cache `entry`, for a key `find` found nothing for. May empty the cache first (see the class). */
   add(entry: CacheEntry): void {
     // The common case, a first carve into an empty window with nothing to remember, takes a slot.
-    const start = entry.start;
+    const start = entry.carveStart;
     if (this.#count < this.#limit && !this.#armed && this.#ghosts === undefined && start < 4294967296) {
       const slot = start >>> this.shift;
       if (this.dense[slot] === undefined) {
@@ -211,7 +211,7 @@ export class CarveCache {
       const hash = hashOf(entry);
       if (ghosts[ghostSlot(hash, ghosts.length)] === ghostOf(hash)) this.#reloads++;
     }
-    const slot = this.#slot(entry.start);
+    const slot = this.#slot(entry.carveStart);
     if (slot >= 0 && this.dense[slot] === undefined) this.dense[slot] = entry;
     else this.#insert(entry);
     this.#count++;
@@ -333,7 +333,7 @@ export class CarveCache {
 
   #remove(entry: CacheEntry): void {
     this.#count--;
-    const slot = this.#slot(entry.start);
+    const slot = this.#slot(entry.carveStart);
     if (slot >= 0 && this.dense[slot] === entry) {
       this.dense[slot] = undefined;
       return;

@@ -346,9 +346,10 @@ export const wasmMemoryStorage: SlabStorage<WasmMemory, 'host'> = Object.freeze(
  * same object for the view's whole life. Undefined for any other storage (a copy of a built-in with
  * its own `carve` included: only these very objects qualify), which carves through its `carve`.
  *
- * An arena with this buffer carves a plain host array at absolute byte offset `o` as
- * `viewOver(TypedArray, buffer, o, count)` wrapped by `makeHostArray`: what the storage's `carve`
- * does, told the class and the count it already knows.
+ * An arena with this buffer makes the view at absolute byte offset `o` itself, as
+ * `viewOver(TypedArray, buffer, o, count)` (told the class and the count it already knows), and its
+ * cache entry is the host array over it (see CacheEntry), where the storage's `carve` would wrap the
+ * view with `makeHostArray`.
  */
 export function viewBufferOf(storage: unknown, slab: unknown): ArrayBufferLike | undefined {
   if (storage === arrayBufferStorage || storage === sharedArrayBufferStorage) return slab as ArrayBufferLike;

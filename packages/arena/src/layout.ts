@@ -21,8 +21,11 @@ export class CarveSize {
    * once saw undefined stays a call of V8's generic equality, on every carve.
    */
   dtype: string = '';
-  /** The dims measured, interned (frozen and shared): what the carved array gets. */
-  dims: readonly number[] = noDims;
+  /**
+   * The dims measured, interned (frozen and shared): what the carved array gets. Before the first,
+   * dims no caller can pass as measured ones (see `unmeasured`).
+   */
+  dims: readonly number[] = unmeasured;
   /**
    * Their rank and first dim (0 for rank 0), kept as numbers: what a repeat compares, and what a
    * cache entry keys on. Node 20's optimizing compiler reads an element of a frozen array, such as
@@ -42,7 +45,10 @@ export class CarveSize {
   elementAlignment = 1;
 }
 
-const noDims: readonly number[] = Object.freeze([]);
+// Before the first measurement: of rank 1 with a negative dim, so that no dims repeat it (a 1-D
+// repeat needs the rank of 1 that only a measurement sets, and any other rank differs in length),
+// where empty dims would have made ('', []) look measured already.
+const unmeasured: readonly number[] = Object.freeze([-1]);
 
 /**
  * Validate `dtype[dims]` and measure a carve of it from `storage` into `out`, unless `out` already

@@ -5,8 +5,9 @@
  * @module
  */
 
-import { InvalidArgumentError, type Kind } from '@pol/core';
+import { InvalidArgumentError, type Kind, type PolArray } from '@pol/core';
 import { describeValue } from '@pol/core/backend';
+import { InvalidSlabError } from './errors.js';
 import type { SlabStorage } from './types.js';
 
 const optionalMembers = ['byteOffset', 'checkSlab', 'checkAlignment', 'reserve', 'carveChecked', 'poison', 'attach'] as const;
@@ -42,4 +43,19 @@ export function checkStorage(storage: unknown): void {
       );
     }
   }
+}
+
+/**
+ * What a storage's `carve` returned, if it is an array object (anything else is the storage's
+ * mistake, refused before the arena records or caches anything).
+ *
+ * @throws {InvalidSlabError} for a result that is no object.
+ */
+export function carvedBy(storage: { readonly name: string }, carved: unknown): PolArray {
+  if (typeof carved !== 'object' || carved === null) {
+    throw new InvalidSlabError(
+      `the storage '${storage.name}' carved ${describeValue(carved)}: a storage's carve must return the array it made over the slab. Fix the storage's carve.`,
+    );
+  }
+  return carved as PolArray;
 }

@@ -198,6 +198,8 @@ describe('alloc bad input', () => {
     expect(() => alloc(space, 'complex64' as DType, 2)).toThrow(UnknownDTypeError);
     expect(() => alloc(space, 'complex64' as DType, [2])).toThrow(/Unknown dtype 'complex64'/);
     expect(() => withspace(space, () => alloc('complex64' as DType))).toThrow(UnknownDTypeError);
+    // The empty string too, which the one-dim form's last-dtype memo must never take for a known one.
+    expect(() => alloc(space, '' as DType, 2)).toThrow(UnknownDTypeError);
     expect(space.calls).toEqual([]);
   });
 

@@ -123,11 +123,11 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
 const scalarDims: readonly number[] = internDims([]);
 
 // The dtype the one-dim form checked last, and its byte size: a loop of carves of one dtype looks
-// it up once, where each lookup was a Map read. '' before the first (no dtype is ''): a compare
-// that has only ever seen strings is a pointer compare, and one that once saw undefined stays a
-// call of V8's generic equality on every alloc.
-let lastDtype = '';
-let lastByteSize = 0;
+// it up once, where each lookup was a Map read. A real pair from the start, never undefined: a
+// compare that has only ever seen strings is a pointer compare, and one that once saw undefined
+// stays a call of V8's generic equality on every alloc.
+let lastDtype: string = 'float32';
+let lastByteSize = dtypeInfo('float32').byteSize;
 /** The most elements whose byte size is a safe integer at every dtype's size (8 bytes at most): 2^50 − 1. */
 const mostSafeElements = 2 ** 50 - 1;
 
