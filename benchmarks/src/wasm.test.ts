@@ -1,6 +1,6 @@
 /**
  * The WebAssembly suite on its own, in quick mode (its figures mean nothing; no timing is
- * asserted): every row comes out, the targets are the ones the section promises, and the four ways
+ * asserted): every row comes out, the targets are the ones the section promises, and the six ways
  * compute the same power spectrum, so they do the same work.
  */
 import { loadKissFft } from 'pol-example-node-wasm/kissfft';
@@ -16,7 +16,9 @@ beforeAll(async () => {
 
 test('a row per way and size, with finite figures', () => {
   const ids = suite.measurements.map((m) => m.id);
-  expect(ids).toEqual(wasmSizes.flatMap((n) => ['pol', 'readme', 'copy', 'floor'].map((way) => `wasm.${way}.${n}`)));
+  expect(ids).toEqual(
+    wasmSizes.flatMap((n) => ['pol', 'readme', 'copy', 'floor', 'arrays', 'framed'].map((way) => `wasm.${way}.${n}`)),
+  );
   for (const m of suite.measurements) {
     expect(Number.isFinite(m.timeNs) && m.timeNs > 0, m.id).toBe(true);
     expect(Number.isFinite(m.bytesPerOp) && m.bytesPerOp >= 0, m.id).toBe(true);
@@ -32,19 +34,26 @@ test("the targets: within 1.05x of the floor with 0 B a call at every size; ahea
     const share = (time('copy') - time('floor')) / time('copy');
     expect(of('copy')?.target).toEqual(share > COPIES_SHARE ? { kind: 'faster-at-least', value: 1 } : undefined);
     expect(of('readme')?.target).toBeUndefined();
+    for (const way of ['arrays', 'framed']) {
+      const breakdown = suite.comparisons.find((c) => c.subject === `wasm.${way}.${n}` && c.peer === `wasm.floor.${n}`);
+      expect(breakdown?.target, way).toBeUndefined();
+      expect(Number.isFinite(breakdown?.ratio), way).toBe(true);
+    }
   }
 });
 
-test('the four ways compute the same power spectrum, bit for bit (so they do the same work)', async () => {
+test('the six ways compute the same power spectrum, bit for bit (so they do the same work)', async () => {
   const kiss = await loadKissFft();
   for (const n of wasmSizes) {
     const ops = await wasmOps(kiss, n);
     try {
-      const { pol, readme, copy, floor } = ops.results();
+      const { pol, readme, copy, floor, arrays, framed } = ops.results();
       expect(pol?.length, `n = ${n}`).toBe((n >> 1) + 1);
       expect(readme, `n = ${n}`).toEqual(pol);
       expect(copy, `n = ${n}`).toEqual(pol);
       expect(floor, `n = ${n}`).toEqual(pol);
+      expect(arrays, `n = ${n}`).toEqual(pol);
+      expect(framed, `n = ${n}`).toEqual(pol);
       expect(Math.max(...(pol ?? []))).toBeGreaterThan(0);
     } finally {
       ops.close();

@@ -2,11 +2,14 @@
  * WebAssembly: the node-wasm example's loop (KissFFT's real FFT from kissfft-wasm, then the power
  * spectrum, as a Pol verb over a region of the module's memory) against the ways of calling the
  * same library without Pol: as its README says (`rfft(input)`: a plan, the buffers, the copies and
- * the frees on every call), copying in and out of buffers allocated once, and the same calls on
- * pointers prepared by hand (the floor).
+ * the frees on every call), copying in and out of buffers allocated once, the same calls on
+ * pointers prepared by hand (the floor), the floor's calls on arrays (pointers and views read from
+ * them each call), and the example's lifetimes by hand without the verb (an arena and a frame
+ * around the same kernel body: what the verb's shell is measured against).
  */
 import { createRequire } from 'node:module';
-import { mark, retract } from '@pol/arena';
+import { mark, pointer, retract } from '@pol/arena';
+import { alloc, scratchspace } from '@pol/core';
 import { type KissFft, loadKissFft } from 'pol-example-node-wasm/kissfft';
 import { bins, configBytes, openWorkspace, powerSpectrum, type Workspace } from 'pol-example-node-wasm/power-spectrum';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
@@ -86,6 +89,24 @@ function copyPowerInto(power: Float32Array, spectrum: Float32Array): Float32Arra
   return power;
 }
 
+function arraysPowerInto(power: Float32Array, spectrum: Float32Array): Float32Array {
+  for (let k = 0; k < power.length; k++) {
+    const re = spectrum[2 * k] ?? 0;
+    const im = spectrum[2 * k + 1] ?? 0;
+    power[k] = re * re + im * im;
+  }
+  return power;
+}
+
+function framedPowerInto(power: Float32Array, spectrum: Float32Array): Float32Array {
+  for (let k = 0; k < power.length; k++) {
+    const re = spectrum[2 * k] ?? 0;
+    const im = spectrum[2 * k + 1] ?? 0;
+    power[k] = re * re + im * im;
+  }
+  return power;
+}
+
 function floorPowerInto(power: Float32Array, spectrum: Float32Array): Float32Array {
   for (let k = 0; k < power.length; k++) {
     const re = spectrum[2 * k] ?? 0;
@@ -126,13 +147,17 @@ export interface WasmOps {
   readonly readme: () => unknown;
   readonly copy: () => unknown;
   readonly floor: () => unknown;
+  /** The floor's calls on arrays carved once: each call reads their pointers and views, as any kernel given arrays does. */
+  readonly arrays: () => unknown;
+  /** Pol's arena and frame by hand, without the verb: what the example's lifetimes cost on their own. */
+  readonly framed: () => unknown;
   /** Every way's power spectrum of the same samples, after one call each (for the test). */
   readonly results: () => { readonly [way: string]: Float32Array };
   /** Give the buffers back. */
   readonly close: () => void;
 }
 
-/** The four ways, at one size, on `kiss` (Pol's, the copies' and the floor's) and the package's own module (its README's). */
+/** The six ways, at one size, on `kiss` (Pol's, the copies' and the floor's) and the package's own module (its README's). */
 export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
   const { rfft } = await readmeApi();
   const signal = samples(n);
@@ -176,19 +201,63 @@ export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
     return floorPowerInto(floorPower, floorSpectrum);
   };
 
+  // The floor's calls on arrays carved once from an arena over the module's memory, each call
+  // reading their pointers (`pointer`) and views (`.data`) as a kernel handed arrays must: no
+  // checks, no carve, no frame. Against the floor, what taking buffers as arrays costs by itself.
+  const wa: Workspace = openWorkspace(kiss, [n]);
+  const planA = wa.plans.get(n);
+  if (planA === undefined) throw new Error(`no plan for ${n}`);
+  planA.x.data.set(signal);
+  const arraysSpectrum = alloc(wa.arena, 'float32', 2 * bins(n));
+  const arraysPower = alloc(wa.arena, 'float32', bins(n));
+  const memory = kiss.memory;
+  const arraysConfig = pointer(planA.fft.config, memory);
+  const arrays = () => {
+    m._kiss_fftr(arraysConfig, pointer(planA.x, memory), pointer(arraysSpectrum, memory));
+    arraysPowerInto(arraysPower.data, arraysSpectrum.data);
+    return arraysPower;
+  };
+
+  // Pol's lifetimes by hand, without the verb: the power from the arena, the spectrum from a frame
+  // opened and closed around the call, the kernel's own checks and pointers (RealFft.forward), the
+  // views read from the arrays, a retract to the loop's mark. What any kernel written to the
+  // example's contract (outputs from the caller's space, scratch from a frame) costs before a verb
+  // is put around it; the verb's shell is the difference between this row and Pol's.
+  const wf: Workspace = openWorkspace(kiss, [n]);
+  const planF = wf.plans.get(n);
+  if (planF === undefined) throw new Error(`no plan for ${n}`);
+  planF.x.data.set(signal);
+  const startF = mark(wf.arena);
+  const framed = () => {
+    const power = alloc(wf.arena, 'float32', bins(n));
+    const frame = scratchspace(wf.arena);
+    const spectrum = alloc(frame, 'float32', 2 * bins(n));
+    planF.fft.forward(planF.x, spectrum);
+    framedPowerInto(power.data, spectrum.data);
+    frame.close();
+    retract(wf.arena, startF);
+    return power;
+  };
+
   return {
     pol,
     readme,
     copy,
     floor,
+    arrays,
+    framed,
     results: () => ({
       pol: Float32Array.from((pol() as { data: Float32Array }).data),
       readme: Float32Array.from(readme()),
       copy: Float32Array.from(copy()),
       floor: Float32Array.from(floor()),
+      arrays: Float32Array.from((arrays() as { data: Float32Array }).data),
+      framed: Float32Array.from((framed() as { data: Float32Array }).data),
     }),
     close: () => {
       ws.close();
+      wa.close();
+      wf.close();
       for (const block of [...c.blocks, ...f.blocks]) m._free(block);
     },
   };
@@ -199,6 +268,8 @@ const labels: Readonly<Record<keyof Omit<WasmOps, 'results' | 'close'>, string>>
   readme: "kissfft-wasm's README: rfft(input), then the power",
   copy: 'HEAPF32.set in, _kiss_fftr, HEAPF32.slice out, then the power',
   floor: '_kiss_fftr and the power on pointers prepared by hand (floor)',
+  arrays: 'the floor on arrays carved once: pointers and views read from them each call, no checks',
+  framed: "Pol's arena and a frame by hand, no verb: alloc, scratchspace, forward, the power, close, retract",
 };
 
 /** The WebAssembly suite: a section per size. */
@@ -218,7 +289,7 @@ export async function wasmSuite(run: RunOptions): Promise<SuiteResult> {
     // target in a set it makes once per task: about 120 bytes) is under a byte a call. The ways that
     // allocate start at 8 calls, and are sized from there to a 1 MiB batch.
     const batch = Math.max(512, Math.round(2 ** 22 / n));
-    const names = ['pol', 'readme', 'copy', 'floor'] as const;
+    const names = ['pol', 'readme', 'copy', 'floor', 'arrays', 'framed'] as const;
     const specs = names.map((name) => ({
       id: `wasm.${name}.${n}`,
       section,
@@ -226,15 +297,24 @@ export async function wasmSuite(run: RunOptions): Promise<SuiteResult> {
       pol: name === 'pol',
       unit: 'call' as const,
       op: ops[name],
-      bytesOps: name === 'pol' || name === 'floor' ? batch : 8,
+      bytesOps: name === 'readme' || name === 'copy' ? 8 : batch,
       maxBytesOps: batch,
     }));
     // Rotated rounds: the ways that allocate (a new array or more a call) leave the collector work
-    // that would otherwise always slow the way measured after them.
-    const results = await measureOps(specs, run, 6, true);
+    // that would otherwise always slow the way measured after them. Twelve: at n = 256 the rows
+    // differ by a few percent, and six let one disturbed run put the floor on arrays, which does
+    // all the floor's work and more, a fifth below the floor.
+    const results = await measureOps(specs, run, 12, true);
     ops.close();
     measurements.push(...results);
-    const [pol, readme, copy, floor] = results as [Measurement, Measurement, Measurement, Measurement];
+    const [pol, readme, copy, floor, arrays, framed] = results as [
+      Measurement,
+      Measurement,
+      Measurement,
+      Measurement,
+      Measurement,
+      Measurement,
+    ];
     // What the copies (and the slice's new array) cost, as a share of the copy-per-call path.
     const share = (copy.timeNs - floor.timeNs) / copy.timeNs;
     run.log(`  the copies are ${(100 * share).toFixed(1)}% of the copy-per-call path's time`);
@@ -244,6 +324,10 @@ export async function wasmSuite(run: RunOptions): Promise<SuiteResult> {
       compare(pol, copy, share > COPIES_SHARE ? { kind: 'faster-at-least', value: 1 } : undefined),
       compare(pol, readme),
       compare(copy, floor, undefined, 'time-ratio'),
+      // What any kernel given arrays pays, and the example's lifetimes without the verb, against
+      // the floor: the parts of Pol's distance from it that no verb can take back.
+      compare(arrays, floor, undefined, 'time-ratio'),
+      compare(framed, floor, undefined, 'time-ratio'),
     );
   }
   return { measurements, comparisons };
