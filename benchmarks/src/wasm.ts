@@ -9,9 +9,16 @@
  */
 import { createRequire } from 'node:module';
 import { mark, pointer, retract } from '@pol/arena';
-import { alloc, scratchspace } from '@pol/core';
+import { alloc, type HostArray, scratchspace } from '@pol/core';
 import { type KissFft, loadKissFft } from 'pol-example-node-wasm/kissfft';
-import { bins, configBytes, openWorkspace, powerSpectrum, type Workspace } from 'pol-example-node-wasm/power-spectrum';
+import {
+  bins,
+  configBytes,
+  openWorkspace,
+  powerSpectrum,
+  type RealFft,
+  type Workspace,
+} from 'pol-example-node-wasm/power-spectrum';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
 import { measureOps } from './op.js';
 
@@ -141,6 +148,19 @@ function byHand(kiss: KissFft, n: number): { cfg: number; input: number; spectru
   return { cfg, input: aligned(4 * n), spectrum: aligned(8 * bins(n)), power: aligned(4 * bins(n)), blocks };
 }
 
+/**
+ * The example's workspace for `n` points, its input holding `signal`: the plan and the input carved
+ * once from an arena over one malloc'd region, the samples written in once (the program produces
+ * them there). Each way that runs on Pol's arrays has one of its own.
+ */
+function workspaceWith(kiss: KissFft, n: number, signal: Float32Array): { ws: Workspace; fft: RealFft; x: HostArray<'float32'> } {
+  const ws = openWorkspace(kiss, [n]);
+  const plan = ws.plans.get(n);
+  if (plan === undefined) throw new Error(`no plan for ${n}`);
+  plan.x.data.set(signal);
+  return { ws, fft: plan.fft, x: plan.x };
+}
+
 /** Each way, one transform of `n` samples into their power spectrum per call. */
 export interface WasmOps {
   readonly pol: () => unknown;
@@ -163,13 +183,8 @@ export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
   const signal = samples(n);
   const m = kiss.module;
 
-  // Pol: the example's workspace: the plan and the input carved once from an arena over one
-  // malloc'd region; the samples are written into the input once (the program produces them there).
-  const ws: Workspace = openWorkspace(kiss, [n]);
-  const plan = ws.plans.get(n);
-  if (plan === undefined) throw new Error(`no plan for ${n}`);
-  const { fft, x } = plan;
-  x.data.set(signal);
+  // Pol: the example's verb on its workspace.
+  const { ws, fft, x } = workspaceWith(kiss, n, signal);
   const start = mark(ws.arena);
   const pol = () => {
     const { power } = powerSpectrum(ws.arena, fft, x);
@@ -204,16 +219,13 @@ export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
   // The floor's calls on arrays carved once from an arena over the module's memory, each call
   // reading their pointers (`pointer`) and views (`.data`) as a kernel handed arrays must: no
   // checks, no carve, no frame. Against the floor, what taking buffers as arrays costs by itself.
-  const wa: Workspace = openWorkspace(kiss, [n]);
-  const planA = wa.plans.get(n);
-  if (planA === undefined) throw new Error(`no plan for ${n}`);
-  planA.x.data.set(signal);
+  const { ws: wa, fft: arraysFft, x: arraysX } = workspaceWith(kiss, n, signal);
   const arraysSpectrum = alloc(wa.arena, 'float32', 2 * bins(n));
   const arraysPower = alloc(wa.arena, 'float32', bins(n));
   const memory = kiss.memory;
-  const arraysConfig = pointer(planA.fft.config, memory);
+  const arraysConfig = pointer(arraysFft.config, memory);
   const arrays = () => {
-    m._kiss_fftr(arraysConfig, pointer(planA.x, memory), pointer(arraysSpectrum, memory));
+    m._kiss_fftr(arraysConfig, pointer(arraysX, memory), pointer(arraysSpectrum, memory));
     arraysPowerInto(arraysPower.data, arraysSpectrum.data);
     return arraysPower;
   };
@@ -223,16 +235,13 @@ export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
   // views read from the arrays, a retract to the loop's mark. What any kernel written to the
   // example's contract (outputs from the caller's space, scratch from a frame) costs before a verb
   // is put around it; the verb's shell is the difference between this row and Pol's.
-  const wf: Workspace = openWorkspace(kiss, [n]);
-  const planF = wf.plans.get(n);
-  if (planF === undefined) throw new Error(`no plan for ${n}`);
-  planF.x.data.set(signal);
+  const { ws: wf, fft: framedFft, x: framedX } = workspaceWith(kiss, n, signal);
   const startF = mark(wf.arena);
   const framed = () => {
     const power = alloc(wf.arena, 'float32', bins(n));
     const frame = scratchspace(wf.arena);
     const spectrum = alloc(frame, 'float32', 2 * bins(n));
-    planF.fft.forward(planF.x, spectrum);
+    framedFft.forward(framedX, spectrum);
     framedPowerInto(power.data, spectrum.data);
     frame.close();
     retract(wf.arena, startF);
