@@ -8,17 +8,10 @@
  * around the same kernel body: what the verb's shell is measured against).
  */
 import { createRequire } from 'node:module';
-import { mark, pointer, retract } from '@pol/arena';
+import { carve, mark, pointer, retract } from '@pol/arena';
 import { alloc, type HostArray, scratchspace } from '@pol/core';
 import { type KissFft, loadKissFft } from 'pol-example-node-wasm/kissfft';
-import {
-  bins,
-  configBytes,
-  openWorkspace,
-  powerSpectrum,
-  type RealFft,
-  type Workspace,
-} from 'pol-example-node-wasm/power-spectrum';
+import { bins, openWorkspace, powerSpectrum, type RealFft, type Workspace } from 'pol-example-node-wasm/power-spectrum';
 import { type Comparison, compare, type Measurement, type RunOptions, type SuiteResult } from './model.js';
 import { measureOps } from './op.js';
 
@@ -124,31 +117,6 @@ function floorPowerInto(power: Float32Array, spectrum: Float32Array): Float32Arr
 }
 
 /**
- * Buffers malloc'd once in a module by hand: KissFFT's state for `n` points, the samples, the
- * spectrum, the power, each starting on 256 bytes as the arena's carves do (so that no way gains or
- * loses by where its buffers fall in the cache). Returns the pointers, and the blocks to free.
- */
-function byHand(kiss: KissFft, n: number): { cfg: number; input: number; spectrum: number; power: number; blocks: number[] } {
-  const m = kiss.module;
-  const blocks: number[] = [];
-  const aligned = (size: number): number => {
-    const block = m._malloc(size + 256);
-    if (block === 0) throw new Error(`malloc(${size + 256}) failed`);
-    blocks.push(block);
-    return Math.ceil(block / 256) * 256;
-  };
-  const bytes = configBytes(kiss, n);
-  const cfg = aligned(bytes);
-  const sp = m.stackSave();
-  const cell = m.stackAlloc(4);
-  new Uint32Array(kiss.memory.buffer, cell, 1)[0] = bytes;
-  const built = m._kiss_fftr_alloc(n, 0, cfg, cell);
-  m.stackRestore(sp);
-  if (built !== cfg) throw new Error(`kiss_fftr_alloc(${n}) failed`);
-  return { cfg, input: aligned(4 * n), spectrum: aligned(8 * bins(n)), power: aligned(4 * bins(n)), blocks };
-}
-
-/**
  * The example's workspace for `n` points, its input holding `signal`: the plan and the input carved
  * once from an arena over one malloc'd region, the samples written in once (the program produces
  * them there). Each way that runs on Pol's arrays has one of its own.
@@ -197,54 +165,65 @@ export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
   const readmePower = new Float32Array(bins(n));
   const readme = () => readmePowerInto(readmePower, rfft(signal));
 
-  // Copies per call, on buffers malloc'd once: HEAPF32.set in, kiss_fftr, slice out, the power.
-  const c = byHand(kiss, n);
+  // Every other row runs on the bytes Pol's steady call uses: KissFFT's state and the input carved
+  // once, and where the call's power (from the arena) and spectrum (from its frame, above the power)
+  // land. Rows on buffers of their own measured a few percent apart at n = 256 for where the
+  // buffers fell alone (the same calls, in the same run, at other offsets), which is as much as the
+  // distance the rows are there to take apart. They run one after another, so sharing is safe.
+  const memory = kiss.memory;
+  const config = pointer(fft.config, memory);
+  const input = pointer(x, memory);
+  const power = alloc(ws.arena, 'float32', bins(n));
+  const frame = scratchspace(ws.arena);
+  const spectrum = pointer(alloc(frame, 'float32', 2 * bins(n)), memory);
+  frame.close();
+  const powerAt = pointer(power, memory);
+  retract(ws.arena, start);
+  const landed = pointer(pol() as HostArray<'float32'>, memory);
+  if (landed !== powerAt)
+    throw new Error(`Pol's power landed at ${landed}, not at ${powerAt}: the rows would not share their bytes`);
+
+  // Copies per call: HEAPF32.set in, kiss_fftr, slice out, the power (the same samples over x).
   const copyPower = new Float32Array(bins(n));
   const copy = () => {
-    m.HEAPF32.set(signal, c.input >> 2);
-    m._kiss_fftr(c.cfg, c.input, c.spectrum);
-    return copyPowerInto(copyPower, m.HEAPF32.slice(c.spectrum >> 2, (c.spectrum >> 2) + 2 * bins(n)));
+    m.HEAPF32.set(signal, input >> 2);
+    m._kiss_fftr(config, input, spectrum);
+    return copyPowerInto(copyPower, m.HEAPF32.slice(spectrum >> 2, (spectrum >> 2) + 2 * bins(n)));
   };
 
   // The floor: the same kiss_fftr and power on pointers and views prepared by hand, the samples in place.
-  const f = byHand(kiss, n);
-  new Float32Array(kiss.memory.buffer, f.input, n).set(signal);
-  const floorSpectrum = new Float32Array(kiss.memory.buffer, f.spectrum, 2 * bins(n));
-  const floorPower = new Float32Array(kiss.memory.buffer, f.power, bins(n));
+  const floorSpectrum = new Float32Array(memory.buffer, spectrum, 2 * bins(n));
+  const floorPower = new Float32Array(memory.buffer, powerAt, bins(n));
   const floor = () => {
-    m._kiss_fftr(f.cfg, f.input, f.spectrum);
+    m._kiss_fftr(config, input, spectrum);
     return floorPowerInto(floorPower, floorSpectrum);
   };
 
-  // The floor's calls on arrays carved once from an arena over the module's memory, each call
-  // reading their pointers (`pointer`) and views (`.data`) as a kernel handed arrays must: no
-  // checks, no carve, no frame. Against the floor, what taking buffers as arrays costs by itself.
-  const { ws: wa, fft: arraysFft, x: arraysX } = workspaceWith(kiss, n, signal);
-  const arraysSpectrum = alloc(wa.arena, 'float32', 2 * bins(n));
-  const arraysPower = alloc(wa.arena, 'float32', bins(n));
-  const memory = kiss.memory;
-  const arraysConfig = pointer(arraysFft.config, memory);
+  // The floor's calls on arrays made once over those bytes (`carve`), each call reading their
+  // pointers (`pointer`) and views (`.data`) as a kernel handed arrays must: no checks, no carve
+  // from an arena, no frame. Against the floor, what taking buffers as arrays costs by itself.
+  const arraysSpectrum = carve(memory, spectrum, 'float32', [2 * bins(n)]);
+  const arraysPower = carve(memory, powerAt, 'float32', [bins(n)]);
   const arrays = () => {
-    m._kiss_fftr(arraysConfig, pointer(arraysX, memory), pointer(arraysSpectrum, memory));
+    m._kiss_fftr(config, pointer(x, memory), pointer(arraysSpectrum, memory));
     arraysPowerInto(arraysPower.data, arraysSpectrum.data);
     return arraysPower;
   };
 
-  // Pol's lifetimes by hand, without the verb: the power from the arena, the spectrum from a frame
-  // opened and closed around the call, the kernel's own checks and pointers (RealFft.forward), the
-  // views read from the arrays, a retract to the loop's mark. What any kernel written to the
-  // example's contract (outputs from the caller's space, scratch from a frame) costs before a verb
-  // is put around it; the verb's shell is the difference between this row and Pol's.
-  const { ws: wf, fft: framedFft, x: framedX } = workspaceWith(kiss, n, signal);
-  const startF = mark(wf.arena);
+  // Pol's lifetimes by hand, without the verb, on Pol's own arena and mark: the power from the
+  // arena, the spectrum from a frame opened and closed around the call, the kernel's own checks and
+  // pointers (RealFft.forward), the views read from the arrays, a retract to the loop's mark. What
+  // any kernel written to the example's contract (outputs from the caller's space, scratch from a
+  // frame) costs before a verb is put around it; the verb's shell is the difference between this
+  // row and Pol's.
   const framed = () => {
-    const power = alloc(wf.arena, 'float32', bins(n));
-    const frame = scratchspace(wf.arena);
+    const power = alloc(ws.arena, 'float32', bins(n));
+    const frame = scratchspace(ws.arena);
     const spectrum = alloc(frame, 'float32', 2 * bins(n));
-    framedFft.forward(framedX, spectrum);
+    fft.forward(x, spectrum);
     framedPowerInto(power.data, spectrum.data);
     frame.close();
-    retract(wf.arena, startF);
+    retract(ws.arena, start);
     return power;
   };
 
@@ -263,12 +242,7 @@ export async function wasmOps(kiss: KissFft, n: number): Promise<WasmOps> {
       arrays: Float32Array.from((arrays() as { data: Float32Array }).data),
       framed: Float32Array.from((framed() as { data: Float32Array }).data),
     }),
-    close: () => {
-      ws.close();
-      wa.close();
-      wf.close();
-      for (const block of [...c.blocks, ...f.blocks]) m._free(block);
-    },
+    close: () => ws.close(),
   };
 }
 
