@@ -1,6 +1,6 @@
 /// <reference types="node" />
 import { alloc, dtypeInfo, hostArray, isSpace, PolError, scratchspace, Undef } from '@pol/core';
-import { internDims, spaceKey } from '@pol/core/backend';
+import { allocLengthKey, internDims, spaceKey } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import type { SlabStorage } from './backend.js';
 import {
@@ -314,6 +314,81 @@ describe('identical sequences, identical offsets; a steady loop allocates once',
       reset(arena);
       expect(arena.alloc('float32', [...shape].reverse().concat(1))).not.toBe(first);
     }
+  });
+
+  test('alloc(arena, dtype, n) carves by length (allocLengthKey): the same array as the dims form, either way round', () => {
+    const arena = new Arena(new ArrayBuffer(4096), { alignment: 16 });
+    const byDims = arena.alloc('float32', [6]);
+    const byDims2 = arena.alloc('int8', [0]);
+    reset(arena);
+    expect(alloc(arena, 'float32', 6)).toBe(byDims);
+    expect(alloc(arena, 'int8', 0)).toBe(byDims2);
+    reset(arena);
+    const byLength = alloc(arena, 'float64', 5);
+    expect(byLength.dims).toEqual([5]);
+    expect(byLength.data).toHaveLength(5);
+    expect(Object.isFrozen(byLength.dims)).toBe(true);
+    reset(arena);
+    expect(arena.alloc('float64', [5])).toBe(byLength);
+    // Another dtype or length at that place: another array; the place keeps both.
+    reset(arena);
+    const other = alloc(arena, 'float64', 4);
+    expect(other).not.toBe(byLength);
+    reset(arena);
+    expect(alloc(arena, 'float64', 5)).toBe(byLength);
+    reset(arena);
+    expect(alloc(arena, 'float64', 4)).toBe(other);
+  });
+
+  test('a carve by length refuses what is no length, even where a carve of another rank lies (its first dim reads -1)', () => {
+    const arena = new Arena(new ArrayBuffer(4096));
+    const square = arena.alloc('float32', [2, 2]);
+    const scalar = arena.alloc('float32', []);
+    reset(arena);
+    const byLength = arena as unknown as { [allocLengthKey]: (dtype: string, length: number) => unknown };
+    for (const bad of [-1, 1.5, Number.NaN, 2 ** 53]) {
+      expectRefused(arena, 'POL_INVALID_SHAPE', () => byLength[allocLengthKey]('float32', bad));
+    }
+    expect(arena.alloc('float32', [2, 2])).toBe(square);
+    expect(arena.alloc('float32', [])).toBe(scalar);
+  });
+
+  test('a carve by length refuses an unknown dtype, a size past the safe range and a full arena, changing nothing', () => {
+    const arena = new Arena(new ArrayBuffer(1024));
+    arena.alloc('float32', [4]);
+    expectRefused(arena, 'POL_UNKNOWN_DTYPE', () => alloc(arena, 'float33' as never, 4));
+    expectRefused(arena, 'POL_INVALID_SHAPE', () => alloc(arena, 'float64', 2 ** 51));
+    expectRefused(arena, 'POL_ARENA_FULL', () => alloc(arena, 'float32', 1024));
+    const f = scratchspace(arena);
+    expectRefused(arena, 'POL_UNKNOWN_DTYPE', () => alloc(f, 'float33' as never, 4));
+    expectRefused(arena, 'POL_ARENA_FULL', () => alloc(f, 'float32', 1024));
+    f.close();
+  });
+
+  test('a carve by length keeps the order of frames: the same refusals as the dims form, with the same messages', () => {
+    const arena = new Arena(new ArrayBuffer(4096));
+    const outer = scratchspace(arena);
+    const inner = scratchspace(outer);
+    for (const space of [arena, outer]) {
+      const byLength = expectRefused(arena, 'POL_FRAME_ORDER', () => alloc(space, 'float32', 3));
+      const byDims = expectRefused(arena, 'POL_FRAME_ORDER', () => alloc(space, 'float32', [3]));
+      expect(byLength.message).toBe(byDims.message);
+    }
+    expect(alloc(inner, 'float32', 3).dims).toEqual([3]);
+    inner.close();
+    const closed = expectRefused(arena, 'POL_FRAME_CLOSED', () => alloc(inner, 'float32', 3));
+    expect(closed.message).toBe(expectRefused(arena, 'POL_FRAME_CLOSED', () => alloc(inner, 'float32', [3])).message);
+    outer.close();
+  });
+
+  test('a checked arena carves by length as by dims: a fresh checked array each time', () => {
+    const arena = new Arena(new ArrayBuffer(4096), { checked: true });
+    const a = alloc(arena, 'float32', 8);
+    reset(arena);
+    const b = alloc(arena, 'float32', 8);
+    expect(b).not.toBe(a);
+    expect(() => a.data).toThrow(PolError);
+    expect(b.data).toHaveLength(8);
   });
 
   function step(arena: Arena<'host'>): number[] {

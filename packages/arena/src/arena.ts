@@ -10,12 +10,20 @@
  */
 
 import { type ArrayOf, ambientspace, type DType, type DTypeInfo, type Kind, type PolArray, type Space } from '@pol/core';
-import { openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
+import { allocLengthKey, internDim, openFrameKey, rollbackKey, sameDims, savepointKey, spaceKey } from '@pol/core/backend';
 import { arrayOf, CacheEntry } from './cache-entry.js';
 import { CarveCache, emptyFirstLevel } from './carve-cache.js';
 import { CarveLife, CheckedCarves, type DeathCause } from './checked.js';
 import { ClockGeneration, carryForward, clockLimit, renumberClock } from './clock.js';
-import { FrameImpl, type FrameOwner, frameCarveKey, frameClosedKey, frameCloseKey, frameOpenKey } from './frame.js';
+import {
+  FrameImpl,
+  type FrameOwner,
+  frameCarveKey,
+  frameCarveLengthKey,
+  frameClosedKey,
+  frameCloseKey,
+  frameOpenKey,
+} from './frame.js';
 import { viewBufferOf, viewOver } from './host.js';
 import { describeArena, summary } from './introspection.js';
 import { alignUp, CarveSize, elementPadding, measureCarve } from './layout.js';
@@ -217,6 +225,32 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
   tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined {
     if (this.#top !== undefined) throw this.#allocOrder(undefined, dtype, dims);
     return this.#bump(dtype, dims, true);
+  }
+
+  // What core's alloc(arena, dtype, n) calls (see allocLengthKey): the carve validates the dtype and
+  // the size itself, on a miss, so core's own checks would be a second pass over the same.
+  [allocLengthKey]<D extends DType>(dtype: D, length: number): ArrayOf<K, D> {
+    if (this.#top !== undefined) throw this.#allocOrder(undefined, dtype, [length]);
+    return this.#bumpLength(dtype, length);
+  }
+
+  // #bump for a 1-D carve given by its length: a hit compares the length with the entry's first dim
+  // (-1 for every other rank, so `length >= 0` keeps a caller's -1 from matching one), with no dims
+  // array to read. A miss takes the dims #miss needs from internDim, which refuses what is no length.
+  #bumpLength<D extends DType>(dtype: D, length: number): ArrayOf<K, D> {
+    const offset = this.#offset;
+    const start = offset <= this.#maskUpTo ? (offset + this.#alignAdd) & this.#alignMask : alignUp(offset, this.alignment);
+    const first = this.#dense[start >>> this.#shift];
+    if (first !== undefined && first.carveStart === start && first.dtype === dtype && first.carveD0 === length && length >= 0) {
+      const end = first.carveEnd;
+      this.#offset = end;
+      if (end > this.#watermark) this.#watermark = end;
+      const array = first.carveArray;
+      return (array === undefined ? first : array) as ArrayOf<K, D>;
+    }
+    // An empty slot: a place never carved, straight to #miss. A taken one: the second level first.
+    const dims = internDim(length);
+    return (first === undefined ? this.#miss(start, dtype, dims, false) : this.#bump(dtype, dims, false)) as ArrayOf<K, D>;
   }
 
   // The fast path: a steady loop repeats its allocation sequence, so the arena-aligned offset
@@ -471,6 +505,11 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
   ): ArrayOf<K, D> | undefined {
     if (this.#top !== frame) throw this.#allocOrder(frame, dtype, dims);
     return this.#bump(dtype, dims, fallible);
+  }
+
+  [frameCarveLengthKey]<D extends DType>(frame: FrameImpl<K>, dtype: D, length: number): ArrayOf<K, D> {
+    if (this.#top !== frame) throw this.#allocOrder(frame, dtype, [length]);
+    return this.#bumpLength(dtype, length);
   }
 
   [frameCloseKey](frame: FrameImpl<K>): void {

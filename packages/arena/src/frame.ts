@@ -7,12 +7,14 @@
  */
 
 import { type ArrayOf, type DType, FrameClosedError, type Kind, type Space } from '@pol/core';
-import { frameKey, openFrameKey, rollbackKey, savepointKey, shapeText, spaceKey } from '@pol/core/backend';
+import { allocLengthKey, frameKey, openFrameKey, rollbackKey, savepointKey, shapeText, spaceKey } from '@pol/core/backend';
 import type { ClockReadings } from './clock.js';
 import type { Arena, ArenaFrame } from './types.js';
 
 /** The key of {@link FrameOwner}'s carve. These keys are symbols the package never exports. */
 export const frameCarveKey: unique symbol = Symbol('@pol/arena frame carve');
+/** The key of {@link FrameOwner}'s carve of a 1-D array by its length. */
+export const frameCarveLengthKey: unique symbol = Symbol('@pol/arena frame carve by length');
 /** The key of {@link FrameOwner}'s nested open. */
 export const frameOpenKey: unique symbol = Symbol('@pol/arena frame open');
 /** The key of {@link FrameOwner}'s close. */
@@ -42,6 +44,8 @@ export interface FrameOwner<K extends Kind> extends Arena<K> {
     dims: readonly number[],
     fallible: boolean,
   ): ArrayOf<K, D> | undefined;
+  /** Carve a 1-D array of `length` elements through `frame`, which must be the innermost open frame. */
+  [frameCarveLengthKey]<D extends DType>(frame: FrameImpl<K>, dtype: D, length: number): ArrayOf<K, D>;
   /** Open a frame nested in `on`, which must be the innermost open frame. */
   [frameOpenKey](on: FrameImpl<K>): FrameImpl<K>;
   /** Close `frame`, which must be the innermost open frame: retract to its start. */
@@ -138,6 +142,12 @@ export class FrameImpl<K extends Kind> implements ArenaFrame<K>, ClockReadings {
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> {
     if (!this.#open) throw this.#closed(`allocate ${shapeText(dtype, dims)}`);
     return this.arena[frameCarveKey](this, dtype, dims, false) as ArrayOf<K, D>;
+  }
+
+  // What core's alloc(frame, dtype, n) calls (see allocLengthKey): the arena checks the dtype and the size.
+  [allocLengthKey]<D extends DType>(dtype: D, length: number): ArrayOf<K, D> {
+    if (!this.#open) throw this.#closed(`allocate ${shapeText(dtype, [length])}`);
+    return this.arena[frameCarveLengthKey](this, dtype, length);
   }
 
   tryAlloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D> | undefined {

@@ -231,7 +231,56 @@ export function offsetInMemory(array: unknown, memory: unknown): number | undefi
   return WasmHostArray.offsetIn(CheckedHostArray.alive(array) ?? array, memory);
 }
 
-const tagOf = (x: unknown): string => Object.prototype.toString.call(x);
+const WasmMemoryClass = (globalThis as { WebAssembly?: { Memory?: abstract new (...args: never[]) => unknown } }).WebAssembly
+  ?.Memory;
+const SharedBufferClass = (globalThis as { SharedArrayBuffer?: abstract new (...args: never[]) => unknown }).SharedArrayBuffer;
+
+// The byteLength getters of the two buffer classes: each works on a buffer of its class from any
+// realm and throws for anything else (it reads the buffer's internal slot), so a call of one is a
+// brand check that neither a prototype nor a Symbol.toStringTag can fake.
+const bufferByteLength = Object.getOwnPropertyDescriptor(ArrayBuffer.prototype, 'byteLength')?.get as (this: unknown) => number;
+const sharedByteLength =
+  SharedBufferClass === undefined
+    ? undefined
+    : (Object.getOwnPropertyDescriptor(SharedBufferClass.prototype, 'byteLength')?.get as (this: unknown) => number);
+
+function hasSlot(getter: (this: unknown) => number, x: unknown): boolean {
+  try {
+    getter.call(x);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Whether `x` may be a buffer of another realm (a vm context, an iframe), which instanceof does not
+// recognise: an object that is none of this realm's buffers, views or memories. Only such an
+// object is brand-checked without an instanceof first, because a brand check that fails throws,
+// and a thrown error costs microseconds: this realm's slabs each fail at most instanceof tests.
+function mayBeForeignBuffer(x: unknown): boolean {
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    !(x instanceof ArrayBuffer) &&
+    !(SharedBufferClass !== undefined && x instanceof SharedBufferClass) &&
+    !ArrayBuffer.isView(x) &&
+    !(WasmMemoryClass !== undefined && x instanceof WasmMemoryClass)
+  );
+}
+
+/** Whether `x` is an ArrayBuffer, of this realm or another. */
+function isArrayBuffer(x: unknown): x is ArrayBuffer {
+  return (x instanceof ArrayBuffer || mayBeForeignBuffer(x)) && hasSlot(bufferByteLength, x);
+}
+
+/** Whether `x` is a SharedArrayBuffer, of this realm or another. */
+export function isSharedArrayBuffer(x: unknown): x is SharedArrayBuffer {
+  return (
+    sharedByteLength !== undefined &&
+    ((SharedBufferClass !== undefined && x instanceof SharedBufferClass) || mayBeForeignBuffer(x)) &&
+    hasSlot(sharedByteLength, x)
+  );
+}
 
 // A detached ArrayBuffer reads as zero bytes long, and constructing any view over it throws.
 function isDetached(buffer: ArrayBufferLike): boolean {
@@ -272,7 +321,7 @@ export const arrayBufferStorage: SlabStorage<ArrayBuffer, 'host'> = Object.freez
   name: 'ArrayBuffer',
   kind: 'host',
   residency: 'host',
-  matches: (slab: unknown): slab is ArrayBuffer => tagOf(slab) === '[object ArrayBuffer]',
+  matches: (slab: unknown): slab is ArrayBuffer => isArrayBuffer(slab),
   byteLength: (slab: ArrayBuffer) => slab.byteLength,
   checkSlab: (slab: ArrayBuffer) => checkBuffer(slab, 'This ArrayBuffer'),
   carve: <D extends DType>(slab: ArrayBuffer, offset: number, dtype: D, dims: readonly number[]) =>
@@ -287,7 +336,7 @@ export const sharedArrayBufferStorage: SlabStorage<SharedArrayBuffer, 'host'> = 
   name: 'SharedArrayBuffer',
   kind: 'host',
   residency: 'host',
-  matches: (slab: unknown): slab is SharedArrayBuffer => tagOf(slab) === '[object SharedArrayBuffer]',
+  matches: (slab: unknown): slab is SharedArrayBuffer => isSharedArrayBuffer(slab),
   byteLength: (slab: SharedArrayBuffer) => slab.byteLength,
   carve: <D extends DType>(slab: SharedArrayBuffer, offset: number, dtype: D, dims: readonly number[]) =>
     hostCarve(slab, offset, dtype, dims),
@@ -317,9 +366,6 @@ export const uint8ArrayStorage: SlabStorage<Uint8Array, 'host'> = Object.freeze(
   poison: (slab: Uint8Array, offset: number, byteLength: number, dtype?: DType) =>
     poisonBytes(slab.buffer, slab.byteOffset + offset, byteLength, dtype),
 });
-
-const WasmMemoryClass = (globalThis as { WebAssembly?: { Memory?: abstract new (...args: never[]) => unknown } }).WebAssembly
-  ?.Memory;
 
 /**
  * WebAssembly.Memory slabs: arrays whose `data` follows the memory's current buffer, so a

@@ -33,7 +33,16 @@ const config: fc.Arbitrary<Config> = fc.record({
 const target = fc.oneof({ weight: 4, arbitrary: fc.constant(-3) }, fc.constant(-1), fc.integer({ min: 0, max: 5 }));
 
 const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant('alloc'), via: target, shape: fc.nat(15), fallible: fc.boolean() }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({
+      kind: fc.constant('alloc'),
+      via: target,
+      shape: fc.nat(15),
+      fallible: fc.boolean(),
+      byLength: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('spec'), via: target, shapes: fc.array(fc.nat(15), { maxLength: 4 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('save'), via: target }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('rollback'), token: fc.nat(20), via: target }) },
@@ -74,6 +83,7 @@ describe('model-based: random programs against a reference model', () => {
         programs,
         [
           'alloc',
+          'alloc by length',
           'spec',
           'retract',
           'reset',

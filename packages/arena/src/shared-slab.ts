@@ -11,6 +11,7 @@ import { describeValue, readOptions } from '@pol/core/backend';
 import { type Arena, Arena as ArenaClass } from './arena.js';
 import { type ClaimHooks, claimKey } from './claim-key.js';
 import { ContendedError, InvalidRegionError, InvalidSlabError } from './errors.js';
+import { isSharedArrayBuffer } from './host.js';
 
 // The header, in 32-bit words. Word 0 marks the slab as one of ours, word 1 is the layout's version,
 // and the claim and generation words of region i are at FIRST_REGION_WORD + 2i and + 2i + 1.
@@ -128,7 +129,7 @@ interface Header {
 }
 
 function headerOf(slab: unknown, call: string): Header {
-  const isShared = Object.prototype.toString.call(slab) === '[object SharedArrayBuffer]';
+  const isShared = isSharedArrayBuffer(slab);
   const sab = slab as SharedArrayBuffer;
   if (!isShared || sab.byteLength < 4 * FIRST_REGION_WORD) throw notShared(slab, call);
   const head = new Int32Array(sab, 0, FIRST_REGION_WORD);
@@ -146,7 +147,7 @@ function headerOf(slab: unknown, call: string): Header {
 function notShared(slab: unknown, call: string): InvalidSlabError {
   return new InvalidSlabError(
     `${call} needs a shared slab made by createSharedSlab, got ${describeValue(slab)}` +
-      (Object.prototype.toString.call(slab) === '[object SharedArrayBuffer]' ? ' without its header' : '') +
+      (isSharedArrayBuffer(slab) ? ' without its header' : '') +
       '. Make it once with createSharedSlab({ regions, regionByteLength }) and send that SharedArrayBuffer to every thread.',
   );
 }

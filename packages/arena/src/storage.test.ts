@@ -1,10 +1,50 @@
 /// <reference types="node" />
+import { runInNewContext } from 'node:vm';
 import { alloc, type DType, dtypeInfo, InvalidArgumentError, type PolError, scratchspace, Undef } from '@pol/core';
 import { makeHostArray } from '@pol/core/backend';
 import { describe, expect, test } from 'vitest';
 import { defineStorage, type SlabStorage } from './backend.js';
 import { Arena, CarveRangeError, carve, InvalidAlignmentError, InvalidSlabError, MisalignedCarveError, reset } from './index.js';
 import { expectRefused, makeSlab, slabNames, WasmMemoryClass } from './test-support/slabs.js';
+
+describe('which storage serves a slab', () => {
+  test('buffers of another realm (a vm context) are buffers: instanceof does not know them, their tag does', () => {
+    const buffer = runInNewContext('new ArrayBuffer(64)') as ArrayBuffer;
+    const shared = runInNewContext('new SharedArrayBuffer(64)') as SharedArrayBuffer;
+    expect(buffer instanceof ArrayBuffer).toBe(false);
+    expect(new Arena(buffer).storage.name).toBe('ArrayBuffer');
+    expect(new Arena(shared).storage.name).toBe('SharedArrayBuffer');
+    const a = carve(buffer, 0, 'float32', [4]);
+    a.data[0] = 1;
+    expect(new Float32Array(buffer)[0]).toBe(1);
+    expect(carve(shared, 0, 'int32', [2]).data).toHaveLength(2);
+  });
+
+  test('this realm’s buffers, views and memories each go to their own storage; anything else is refused', () => {
+    expect(new Arena(new ArrayBuffer(64)).storage.name).toBe('ArrayBuffer');
+    expect(new Arena(new SharedArrayBuffer(64)).storage.name).toBe('SharedArrayBuffer');
+    expect(new Arena(new Uint8Array(64)).storage.name).toBe('Uint8Array (or Node.js Buffer)');
+    expect(new Arena(new WasmMemoryClass({ initial: 1 }), { byteOffset: 0 }).storage.name).toBe('WebAssembly.Memory');
+    // Objects that look like buffers to a tag, or inherit a buffer's prototype, but hold no bytes.
+    const spoofed = { [Symbol.toStringTag]: 'ArrayBuffer', byteLength: 64 };
+    const inherited = Object.create(ArrayBuffer.prototype) as object;
+    const inheritedShared = Object.create(SharedArrayBuffer.prototype) as object;
+    for (const bad of [
+      {},
+      [],
+      spoofed,
+      inherited,
+      inheritedShared,
+      new Float32Array(4),
+      new DataView(new ArrayBuffer(8)),
+      'bytes',
+      64,
+      null,
+    ]) {
+      expect(() => new Arena(bad as never)).toThrow(InvalidSlabError);
+    }
+  });
+});
 
 describe('carve', () => {
   test.each(slabNames)('views a %s slab without copying', (name) => {

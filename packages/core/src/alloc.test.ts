@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isPlainObject, rollbackKey, spaceKey } from './backend.js';
+import { allocLengthKey, internDim, isPlainObject, rollbackKey, spaceKey } from './backend.js';
 import {
   alloc,
   type DType,
@@ -547,5 +547,61 @@ describe('alloc allocates nothing of its own', () => {
     alloc(recording, 'float64');
     expect(seen[5]).toBe(seen[6]);
     expect(seen[5]).toEqual([]);
+  });
+});
+
+describe('alloc on a space that carves by length (allocLengthKey)', () => {
+  /** A space that records each call of each method, and carves through Similar. */
+  function byLengthSpace(): { space: Space<'host'>; calls: string[] } {
+    const calls: string[] = [];
+    const space: Space<'host'> = {
+      [spaceKey]: 'host',
+      alloc(dtype, dims) {
+        calls.push(`alloc ${dtype} [${dims.join(', ')}]`);
+        return host.alloc(dtype, dims);
+      },
+      [allocLengthKey](dtype, length) {
+        calls.push(`length ${dtype} ${length}`);
+        return host.alloc(dtype, internDim(length));
+      },
+    };
+    return { space, calls };
+  }
+
+  it('calls it for the one-number form, explicit and ambient, and alloc(dtype, dims) for every other form', () => {
+    const { space, calls } = byLengthSpace();
+    const a = alloc(space, 'float32', 16);
+    expect(a.dims).toEqual([16]);
+    expect(a.data).toHaveLength(16);
+    withspace(space, () => alloc('int8', 3));
+    alloc(space, 'float32', [16]);
+    alloc(space, 'float32', 2, 3);
+    alloc(space, Undef('float32', 4));
+    alloc(space, 'float64');
+    withspace(space, () => alloc('float32', [5]));
+    expect(calls).toEqual([
+      'length float32 16',
+      'length int8 3',
+      'alloc float32 [16]',
+      'alloc float32 [2, 3]',
+      'alloc float32 [4]',
+      'alloc float64 []',
+      'alloc float32 [5]',
+    ]);
+  });
+
+  it('checks the length before calling it: what is no length takes the checked path and is refused there', () => {
+    const { space, calls } = byLengthSpace();
+    for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expect(() => alloc(space, 'float32', bad)).toThrow(InvalidShapeError);
+      expect(() => withspace(space, () => alloc('float32', bad))).toThrow(InvalidShapeError);
+    }
+    expect(calls).toEqual([]);
+  });
+
+  it('leaves the dtype to the space, which refuses an unknown one with the error alloc throws elsewhere', () => {
+    const { space } = byLengthSpace();
+    expect(() => untypedAlloc(space, 'float33', 4)).toThrow(UnknownDTypeError);
+    expect(() => untypedAlloc(host, 'float33', 4)).toThrow(UnknownDTypeError);
   });
 });

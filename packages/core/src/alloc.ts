@@ -5,7 +5,7 @@ import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidArgumentError } from './errors.js';
 import { materialize } from './materialize.js';
 import { byteLength } from './shape.js';
-import { assertSpace, isSpace, type Space, spaceKey } from './space.js';
+import { allocLengthKey, assertSpace, isSpace, type Space, spaceKey } from './space.js';
 import type { Materialize, Spec } from './spec.js';
 import { isUndef, type Undef } from './undef.js';
 import { describeValue, isPlainObject } from './value.js';
@@ -69,6 +69,9 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
     Number.isSafeInteger(c) &&
     c >= 0
   ) {
+    // A space that carves 1-D arrays by length checks the dtype and the size itself (see allocLengthKey).
+    const byLength = (a as Space)[allocLengthKey];
+    if (byLength !== undefined) return byLength.call(a, b as DType, c);
     const size = byteSizeOf(b);
     if (c > mostSafeElements && !Number.isSafeInteger(c * size)) byteLength(b as DType, [c]);
     return (a as Space).alloc(b as DType, internDim(c));
@@ -99,6 +102,8 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
     let dims: readonly number[];
     if (count === 2 && typeof next === 'number' && Number.isSafeInteger(next) && next >= 0) {
       // One valid dim (the ambient form here; the explicit one took alloc's own path).
+      const byLength = space[allocLengthKey];
+      if (byLength !== undefined) return byLength.call(space, what as DType, next);
       const size = byteSizeOf(what);
       if (next > mostSafeElements && !Number.isSafeInteger(next * size)) byteLength(what as DType, [next]);
       return space.alloc(what as DType, internDim(next));

@@ -27,6 +27,7 @@ const coverage: Record<string, string> = {
   valueText: 'array.test.ts',
   // dims.ts
   frozenDims: 'dims.test.ts',
+  internDim: 'dims.test.ts',
   internDims: 'dims.test.ts',
   sameDims: 'dims.test.ts',
   // failure.ts
@@ -49,6 +50,7 @@ const coverage: Record<string, string> = {
   // shape.ts
   shapeText: 'shape.test.ts',
   // space.ts
+  allocLengthKey: 'alloc.test.ts',
   assertSpace: 'space.test.ts',
   commitKey: 'space.test.ts',
   frameKey: 'space.test.ts',
@@ -75,7 +77,7 @@ describe('@pol/core/backend exports', () => {
 
   it('every protocol symbol is registered with Symbol.for, so two installed copies interoperate', () => {
     const keys = [backend.familyKey, backend.spaceKey, backend.frameKey, backend.openFrameKey];
-    for (const key of [...keys, backend.savepointKey, backend.rollbackKey, backend.commitKey]) {
+    for (const key of [...keys, backend.savepointKey, backend.rollbackKey, backend.commitKey, backend.allocLengthKey]) {
       expect(Symbol.keyFor(key)).toMatch(/^@pol\/core\//);
     }
     expect(Object.isFrozen(backend.hostFamily)).toBe(true);

@@ -35,7 +35,7 @@ export {
 export { keepAncestors, takeAncestors } from './ancestors.js';
 export { type ArrayFamily, familyKey, familyOf, hostFamily, makeHostArray, valueText } from './array.js';
 export { isAsyncFunction } from './context-variable.js';
-export { frozenDims, internDims, sameDims } from './dims.js';
+export { frozenDims, internDim, internDims, sameDims } from './dims.js';
 export { attachSuppressed, closeAfterFailure } from './failure.js';
 export { openFrame, scopeFrame } from './frame.js';
 export { materializeInto } from './materialize.js';
@@ -43,6 +43,6 @@ export { readOptions } from './options.js';
 export { isPowerOfTwo } from './power-of-two.js';
 export { commit, noSavepoint, rollback, savepoint } from './savepoint.js';
 export { shapeText } from './shape.js';
-export { assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
+export { allocLengthKey, assertSpace, commitKey, frameKey, openFrameKey, rollbackKey, savepointKey, spaceKey } from './space.js';
 export { checkSupplied, type SuppliedProblem } from './supplied.js';
 export { describeValue, isPlainObject, isThenable } from './value.js';

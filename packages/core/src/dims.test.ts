@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { frozenDims, internDims, sameDims } from './backend.js';
+import { frozenDims, internDim, internDims, sameDims } from './backend.js';
 import { internLimit } from './dims.js';
 import { InvalidShapeError } from './index.js';
 
@@ -22,6 +22,34 @@ describe('frozenDims', () => {
     fc.assert(
       fc.property(fc.array(fc.nat(1000), { maxLength: 6 }), (dims) => {
         expect(frozenDims(dims)).toEqual(dims);
+      }),
+    );
+  });
+});
+
+// Before internDims' tests, the last of which fills the table to its limit.
+describe('internDim', () => {
+  it('is internDims([n]): the same frozen array, by the recent slot and by the table', () => {
+    const eight = internDims([8]);
+    expect(internDim(8)).toBe(eight);
+    expect(internDim(8)).toBe(eight);
+    // 8 + 64 shares 8's recent slot: both keep their own dims as they take turns there.
+    expect(internDim(72)).toBe(internDims([72]));
+    expect(internDim(8)).toBe(eight);
+    expect(internDim(0)).toBe(internDims([0]));
+  });
+
+  it('refuses what is no dim with InvalidShapeError, even where an empty recent slot holds -1', () => {
+    // -1 is what an empty recent slot holds: it must not answer that slot's (scalar) dims.
+    for (const bad of [-1, -65, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53]) {
+      expect(() => internDim(bad)).toThrow(InvalidShapeError);
+    }
+  });
+
+  it('property: agrees with internDims([n]) for every valid n', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.nat(200), fc.maxSafeNat()), (n) => {
+        expect(internDim(n)).toBe(internDims([n]));
       }),
     );
   });

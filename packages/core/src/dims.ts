@@ -80,12 +80,24 @@ const recentSlots = 64;
 const recentSizes: number[] = new Array<number>(recentSlots).fill(-1);
 const recentDims: (readonly number[])[] = new Array<readonly number[]>(recentSlots).fill(internRoot.dims as readonly number[]);
 
-/** `internDims([n])` without the caller's array: for `alloc(space, dtype, n)`. `n` must be a valid dim. */
+/**
+ * `internDims([n])` without an array to pass: the interned dims of a 1-D array of `n` elements,
+ * for `alloc(space, dtype, n)` and for a space's `[allocLengthKey]` (which gets a length, and may
+ * need dims).
+ *
+ * @throws {InvalidShapeError} when `n` is not a non-negative safe integer.
+ * @example
+ * ```ts
+ * import { internDim, internDims } from '@pol/core/backend';
+ * console.log(internDim(8) === internDims([8])); // true
+ * ```
+ */
 export function internDim(n: number): readonly number[] {
   // The recent hit here, the rest apart: inlined into alloc's loop with the space's own carve, a
-  // larger internDim left V8's inlining budget short of the carve's hit path.
+  // larger internDim left V8's inlining budget short of the carve's hit path. An empty slot holds
+  // -1, which no valid n is: `n >= 0` keeps it from matching.
   const slot = n & (recentSlots - 1);
-  if (recentSizes[slot] === n) return recentDims[slot] as readonly number[];
+  if (recentSizes[slot] === n && n >= 0) return recentDims[slot] as readonly number[];
   return internDimSlow(n, slot);
 }
 

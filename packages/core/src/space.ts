@@ -53,6 +53,37 @@ export const rollbackKey: unique symbol = Symbol.for('@pol/core/rollback') as ne
 export const commitKey: unique symbol = Symbol.for('@pol/core/commit') as never;
 
 /**
+ * Optional space protocol: `[allocLengthKey](dtype, length)` hands out what `alloc(dtype, [length])`
+ * would, a 1-D array of `length` elements, without dims to pass. Core's `alloc(space, dtype, n)`
+ * (and its ambient form `alloc(dtype, n)`) calls it when the space has it, with `n` already checked
+ * to be a non-negative safe integer and the dtype not checked at all: the method must refuse an
+ * unknown dtype and a byte size past the safe range itself, with the errors `dtypeInfo` and
+ * `byteLength` throw. A space whose own carve validates anyway (an arena does, on the first carve of
+ * each place) then checks once instead of twice, and a repeated carve needs no dims array to
+ * compare. A space without it gets `alloc(dtype, dims)`, with interned dims.
+ *
+ * @example A space that serves 1-D carves by length:
+ * ```ts
+ * import { alloc, Similar, type Space } from '@pol/core';
+ * import { allocLengthKey, internDim, spaceKey } from '@pol/core/backend';
+ * const host = Similar(new Float32Array(0));
+ * const lengths: number[] = [];
+ * const space: Space<'host'> = {
+ *   [spaceKey]: 'host',
+ *   alloc: (dtype, dims) => host.alloc(dtype, dims),
+ *   [allocLengthKey](dtype, length) {
+ *     lengths.push(length);
+ *     return host.alloc(dtype, internDim(length)); // Similar validates the dtype
+ *   },
+ * };
+ * alloc(space, 'float32', 8);
+ * alloc(space, 'float32', [2, 2]); // not 1-D by a length: alloc(dtype, dims)
+ * console.log(lengths); // [ 8 ]
+ * ```
+ */
+export const allocLengthKey: unique symbol = Symbol.for('@pol/core/allocLength') as never;
+
+/**
  * Anywhere an uninitialized array can be materialized from. A space implements one leaf method,
  * `alloc(dtype, dims)`, and carries the {@link spaceKey} brand naming the kind of array it hands
  * out; Undefs, specs, descriptions and frames all reduce to that method.
@@ -82,6 +113,8 @@ export interface Space<K extends Kind = Kind> {
   readonly [spaceKey]: K;
   /** The leaf method: a `dims`-shaped `dtype` array from this space. */
   alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<K, D>;
+  /** Optional: a 1-D array by its length (see {@link allocLengthKey}). */
+  readonly [allocLengthKey]?: <D extends DType>(dtype: D, length: number) => ArrayOf<K, D>;
   /** Optional: open a frame (see {@link openFrameKey}). */
   readonly [openFrameKey]?: () => Frame<K>;
   /** Optional: a savepoint for atomic multi-array allocation (see {@link savepointKey}). */

@@ -99,6 +99,7 @@ const pinned: Record<string, Surface> = {
   },
   '@pol/core/backend': {
     values: [
+      'allocLengthKey',
       'ambientBinder',
       'assertSpace',
       'attachSuppressed',
@@ -114,6 +115,7 @@ const pinned: Record<string, Surface> = {
       'frameKey',
       'frozenDims',
       'hostFamily',
+      'internDim',
       'internDims',
       'isAsyncFunction',
       'isPlainObject',

@@ -44,7 +44,14 @@ export interface Config {
 
 /** `via`, `on`, `frame`: -3 the innermost open frame (or the arena), -1 the arena, k ≥ 0 the k-th frame ever opened. */
 export type Op =
-  | { readonly kind: 'alloc'; readonly via: number; readonly shape: number; readonly fallible: boolean }
+  // byLength: a 1-D shape's carve spelled alloc(space, dtype, n), which takes the space's allocLengthKey.
+  | {
+      readonly kind: 'alloc';
+      readonly via: number;
+      readonly shape: number;
+      readonly fallible: boolean;
+      readonly byLength: boolean;
+    }
   | { readonly kind: 'spec'; readonly via: number; readonly shapes: readonly number[] }
   | { readonly kind: 'mark' }
   | { readonly kind: 'retract'; readonly mark: number }
@@ -349,7 +356,13 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
         const { space, frame } = resolve(op.via);
         const from = offset;
         const at = place(from, frame, shape);
-        const run = () => (op.fallible ? tryAlloc(space, shape.dtype, shape.dims) : alloc(space, shape.dtype, shape.dims));
+        const byLength = op.byLength && !op.fallible && shape.dims.length === 1;
+        const run = () =>
+          op.fallible
+            ? tryAlloc(space, shape.dtype, shape.dims)
+            : byLength
+              ? alloc(space, shape.dtype, shape.dims[0] as number)
+              : alloc(space, shape.dtype, shape.dims);
         if ('error' in at) {
           if (at.error === 'POL_ARENA_FULL' && op.fallible) {
             const before = arena.describe();
@@ -363,6 +376,7 @@ export function runProgram(config: Config, ops: readonly Op[]): void {
           const array = run() as HostArray;
           accept(array, shape, at.start, at.end, at.count, from, t);
           count('alloc');
+          if (byLength) count('alloc by length');
         }
         break;
       }
