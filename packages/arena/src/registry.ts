@@ -64,6 +64,7 @@ export function storageFor(slab: unknown, what: string): AnyStorage {
 
 function unmatchedSlab(slab: unknown, what: string): InvalidSlabError {
   const names = registry.map((s) => s.name);
+  const described = describeValue(slab);
   let hint = '';
   if (ArrayBuffer.isView(slab)) {
     hint =
@@ -71,6 +72,11 @@ function unmatchedSlab(slab: unknown, what: string): InvalidSlabError {
       'new Uint8Array(x.buffer, x.byteOffset, x.byteLength), or x.buffer.';
   } else if (Array.isArray(slab)) {
     hint = ' A plain array holds no bytes: allocate the slab, e.g. new ArrayBuffer(1 << 20).';
+  } else if (described.includes('ArrayBuffer')) {
+    // Every storage recognises a buffer by its internal slot, so this one only looks like a buffer.
+    hint =
+      ' It only looks like one: it holds no buffer (it inherits a buffer class, as Object.create(ArrayBuffer.prototype) ' +
+      'makes). Pass a real buffer, e.g. new ArrayBuffer(1 << 20).';
   }
-  return new InvalidSlabError(`${what} needs a slab of bytes, got ${describeValue(slab)}. Accepted: ${names.join(', ')}.${hint}`);
+  return new InvalidSlabError(`${what} needs a slab of bytes, got ${described}. Accepted: ${names.join(', ')}.${hint}`);
 }

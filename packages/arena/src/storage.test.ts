@@ -8,7 +8,7 @@ import { Arena, CarveRangeError, carve, InvalidAlignmentError, InvalidSlabError,
 import { expectRefused, makeSlab, slabNames, WasmMemoryClass } from './test-support/slabs.js';
 
 describe('which storage serves a slab', () => {
-  test('buffers of another realm (a vm context) are buffers: instanceof does not know them, their tag does', () => {
+  test('buffers of another realm (a vm context) are buffers: instanceof does not know them, their internal slot does', () => {
     const buffer = runInNewContext('new ArrayBuffer(64)') as ArrayBuffer;
     const shared = runInNewContext('new SharedArrayBuffer(64)') as SharedArrayBuffer;
     expect(buffer instanceof ArrayBuffer).toBe(false);
@@ -42,6 +42,14 @@ describe('which storage serves a slab', () => {
       null,
     ]) {
       expect(() => new Arena(bad as never)).toThrow(InvalidSlabError);
+    }
+    // What the message names a buffer but holds none is told so, not only that buffers are accepted.
+    for (const lookalike of [inherited, inheritedShared]) {
+      expect(() => new Arena(lookalike as never)).toThrow(/It only looks like one: it holds no buffer/);
+    }
+    for (const other of [{}, spoofed]) {
+      expect(() => new Arena(other as never)).toThrow(/got a plain object\. Accepted: ArrayBuffer, /);
+      expect(() => new Arena(other as never)).not.toThrow(/only looks like/);
     }
   });
 });
