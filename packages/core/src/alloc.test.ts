@@ -60,11 +60,10 @@ describe('alloc(space, ...), the explicit forms', () => {
     expect(space.calls.map((c) => c.dims)).toEqual([[2, 3, 4], [7]]);
   });
 
-  it('a dtype alone: a scalar, dims [] and one element', () => {
-    const a = alloc(host, 'float32');
+  it('a scalar is dims []: one element', () => {
+    const a = alloc(host, 'float32', []);
     expect(a.dims).toEqual([]);
     expect(a.data.length).toBe(1);
-    expect(alloc(host, 'float32', []).data.length).toBe(1);
   });
 
   it('zero-element arrays', () => {
@@ -129,7 +128,7 @@ describe('alloc(...), the ambient forms', () => {
       expect(alloc('float64', [3, 1]).dims).toEqual([3, 1]);
       expect(alloc('int8', 4, 5).dims).toEqual([4, 5]);
       expect(alloc('uint32', 6).dims).toEqual([6]);
-      expect(alloc('int16').dims).toEqual([]);
+      expect(alloc('int16', []).dims).toEqual([]);
       const out = alloc({ a: Undef('uint8', 1), nested: { b: Undef('uint8', 2) }, mine });
       expect(out.nested.b.dims).toEqual([2]);
       expect(out.mine).toBe(mine);
@@ -198,6 +197,7 @@ describe('alloc bad input', () => {
     expect(() => alloc(space, 'complex64' as DType, 2)).toThrow(UnknownDTypeError);
     expect(() => alloc(space, 'complex64' as DType, [2])).toThrow(/Unknown dtype 'complex64'/);
     expect(() => withspace(space, () => alloc('complex64' as DType))).toThrow(UnknownDTypeError);
+    expect(() => alloc(space, 'complex64' as DType)).toThrow(UnknownDTypeError);
     // The empty string too, which the one-dim form's last-dtype memo must never take for a known one.
     expect(() => alloc(space, '' as DType, 2)).toThrow(UnknownDTypeError);
     expect(space.calls).toEqual([]);
@@ -214,13 +214,39 @@ describe('alloc bad input', () => {
     expect(space.calls).toEqual([]);
   });
 
-  it('tells a missing dims argument from an undefined one, in every spelling', () => {
+  it('takes an undefined argument for a missing one: a dtype with no dims, or an undefined dim, is refused, never a scalar', () => {
     const space = countingSpace();
-    expect(() => untypedAlloc(space, 'float32', undefined)).toThrow(/dims\[0\] is undefined/);
-    expect(() => untypedAlloc(space, 'float32', 2, undefined)).toThrow(/dims\[1\] is undefined/);
-    expect(() => withspace(space, () => untypedAlloc('float32', undefined))).toThrow(/dims\[0\] is undefined/);
+    const noDims = /was given no dims, or an undefined one.*a scalar \(one element\) is alloc\(space, 'float32', \[\]\)/;
+    expect(() => alloc(space, 'float32')).toThrow(InvalidShapeError);
+    expect(() => alloc(space, 'float32')).toThrow(noDims);
+    expect(() => untypedAlloc(space, 'float32', undefined)).toThrow(noDims);
+    expect(() => withspace(space, () => untypedAlloc('float32', undefined))).toThrow(
+      /alloc\('float32'\) was given no dims, or an undefined one.*alloc\('float32', \[\]\)/,
+    );
+    // An undefined dim with a dim after it is a hole in the dims.
+    expect(() => untypedAlloc(space, 'float32', undefined, 3)).toThrow(/dims\[0\] is undefined/);
+    expect(() => untypedAlloc(space, 'float32', 2, undefined, 3)).toThrow(/dims\[1\] is undefined/);
     expect(space.calls).toEqual([]);
-    expect(alloc(space, 'float32').dims).toEqual([]);
+    // Trailing undefined arguments are not there: the call is the one before them.
+    expect((untypedAlloc(space, 'float32', 2, undefined) as HostArray).dims).toEqual([2]);
+    expect((untypedAlloc(space, 'float32', 2, 3, undefined, undefined) as HostArray).dims).toEqual([2, 3]);
+  });
+
+  it('refuses more separate dims than it reads, with InvalidArgumentError, allocating nothing', () => {
+    const space = countingSpace();
+    const seven = [1, 1, 1, 1, 1, 1, 1];
+    expect(alloc(space, 'float32', ...seven).dims).toEqual(seven);
+    expect(() => alloc(space, 'float32', ...seven, 1)).toThrow(InvalidArgumentError);
+    expect(() => alloc(space, 'float32', ...seven, 1)).toThrow(
+      /at most 7 dims as separate arguments after the space and the dtype/,
+    );
+    expect(() => alloc(space, 'float32', ...seven, 1, 1, 1)).toThrow(/Pass the dims as one array/);
+    withspace(space, () => {
+      expect(alloc('float32', ...seven, 1).dims).toEqual([...seven, 1]);
+      expect(() => alloc('float32', ...seven, 1, 1)).toThrow(/at most 8 dims as separate arguments after the dtype/);
+    });
+    expect(alloc(space, 'float32', [...seven, 1, 1, 1]).dims).toHaveLength(10);
+    expect(space.calls.map((c) => c.dims.length)).toEqual([7, 8, 10]);
   });
 
   it('checks the dtype before the dims in the one-number form too', () => {
@@ -543,10 +569,6 @@ describe('alloc allocates nothing of its own', () => {
     const u = Undef('float32', 5);
     alloc(recording, u);
     expect(seen[4]).toBe(u.dims);
-    alloc(recording, 'float32');
-    alloc(recording, 'float64');
-    expect(seen[5]).toBe(seen[6]);
-    expect(seen[5]).toEqual([]);
   });
 });
 
@@ -577,7 +599,7 @@ describe('alloc on a space that carves by length (allocLengthKey)', () => {
     alloc(space, 'float32', [16]);
     alloc(space, 'float32', 2, 3);
     alloc(space, Undef('float32', 4));
-    alloc(space, 'float64');
+    alloc(space, 'float64', []);
     withspace(space, () => alloc('float32', [5]));
     expect(calls).toEqual([
       'length float32 16',

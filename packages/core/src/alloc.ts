@@ -1,8 +1,8 @@
 import { ambientspace } from './ambient.js';
 import type { ArrayOf, Kind } from './array.js';
-import { internDim, internDims } from './dims.js';
+import { internDim } from './dims.js';
 import { type DType, dtypeInfo } from './dtype.js';
-import { InvalidArgumentError } from './errors.js';
+import { InvalidArgumentError, InvalidShapeError } from './errors.js';
 import { materialize } from './materialize.js';
 import { byteLength } from './shape.js';
 import { allocLengthKey, assertSpace, isSpace, type Space, spaceKey } from './space.js';
@@ -44,13 +44,23 @@ export function alloc<D extends DType>(undef: Undef<D>): ArrayOf<Kind, D>;
 export function alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<Kind, D>;
 export function alloc<D extends DType>(dtype: D, ...dims: number[]): ArrayOf<Kind, D>;
 export function alloc<const S extends Spec>(spec: S): Materialize<S, Kind>;
-export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
-  // Fixed parameters and the argument count, never a rest parameter or a spread: a rest array is
-  // made on every call that the caller does not inline (an unoptimized caller), and the common
-  // forms then allocate nothing but what the space hands out. Dims past the third argument are
-  // read from `arguments` by index, which the optimizing compiler does without an object.
-  // biome-ignore lint/complexity/noArguments: the argument count tells the forms apart, and a rest parameter would allocate.
-  const n = arguments.length;
+export function alloc(
+  a: unknown,
+  b?: unknown,
+  c?: unknown,
+  d?: unknown,
+  e?: unknown,
+  f?: unknown,
+  g?: unknown,
+  h?: unknown,
+  i?: unknown,
+  j?: unknown,
+): unknown {
+  // Fixed parameters only: no `arguments`, no rest parameter. V8 makes the arguments object (or
+  // the rest array) on every call in each of its tiers below the optimizing compiler (the
+  // interpreter, Sparkplug, and Maglev, where a kernel's loop runs for its first tens of thousands
+  // of calls): 60 to 75 bytes a call, measured. So an argument passed as undefined counts as not
+  // passed, as with a default parameter, and the forms are told apart by the values alone.
   // The commonest form, alloc(space, dtype, n), on its own here: small enough for the caller's loop
   // to inline it, where the whole of alloc was a call that cost as much as the space's steady carve.
   // One valid dim leaves only the dtype and the byte size to check (byteLength throws the right
@@ -59,15 +69,21 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
   // which every caller of it shares, so in any real program they are megamorphic (a stub-cache
   // lookup on every alloc). Here they see only what the spaces a program allocates from are.
   if (
-    n === 3 &&
     typeof b === 'string' &&
     typeof c === 'number' &&
+    d === undefined &&
     typeof a === 'object' &&
     a !== null &&
     typeof (a as { [spaceKey]?: unknown })[spaceKey] === 'string' &&
     typeof (a as { alloc?: unknown }).alloc === 'function' &&
     Number.isSafeInteger(c) &&
-    c >= 0
+    c >= 0 &&
+    e === undefined &&
+    f === undefined &&
+    g === undefined &&
+    h === undefined &&
+    i === undefined &&
+    j === undefined
   ) {
     // A space that carves 1-D arrays by length checks the dtype and the size itself (see allocLengthKey).
     const byLength = (a as Space)[allocLengthKey];
@@ -76,14 +92,43 @@ export function alloc(a: unknown, b?: unknown, c?: unknown): unknown {
     if (c > mostSafeElements && !Number.isSafeInteger(c * size)) byteLength(b as DType, [c]);
     return (a as Space).alloc(b as DType, internDim(c));
   }
+  if (j !== undefined) throw tooManyArguments(isSpace(a));
+  // The arguments up to the last one that is not undefined.
+  const n =
+    i !== undefined
+      ? 9
+      : h !== undefined
+        ? 8
+        : g !== undefined
+          ? 7
+          : f !== undefined
+            ? 6
+            : e !== undefined
+              ? 5
+              : d !== undefined
+                ? 4
+                : c !== undefined
+                  ? 3
+                  : b !== undefined
+                    ? 2
+                    : a !== undefined
+                      ? 1
+                      : 0;
   if (n <= 3) return allocForm(n, a, b, c, undefined);
-  // Dims as separate arguments past the third, read by index. Sized up front: growing an empty
-  // array by push reserves room for 17 elements.
-  const from = isSpace(a) ? 2 : 1;
-  const rest: unknown[] = new Array(n - from);
-  // biome-ignore lint/complexity/noArguments: the rest dims, read by index.
-  for (let i = from; i < n; i++) rest[i - from] = arguments[i];
-  return allocForm(n, a, b, c, rest);
+  // Dims as separate arguments past the third.
+  const all = [a, b, c, d, e, f, g, h, i];
+  return allocForm(n, a, b, c, all.slice(isSpace(a) ? 2 : 1, n));
+}
+
+/** The most arguments alloc reads, and the refusal of a call that passes more (it cannot tell how many). */
+const MOST_ARGUMENTS = 9;
+
+function tooManyArguments(explicit: boolean): InvalidArgumentError {
+  const most = explicit ? MOST_ARGUMENTS - 2 : MOST_ARGUMENTS - 1;
+  return new InvalidArgumentError(
+    `alloc takes at most ${most} dims as separate arguments${explicit ? ' after the space and the dtype' : ' after the dtype'}, ` +
+      `and this call passed more. Pass the dims as one array: alloc(${explicit ? 'space, ' : ''}'float32', [d1, d2, ...]).`,
+  );
 }
 
 // Every form of alloc of `n` arguments, the first three `a`, `b` and `c`; `rest` holds the
@@ -109,8 +154,10 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
       return space.alloc(what as DType, internDim(next));
     }
     if (count === 2 && Array.isArray(next)) dims = next as number[];
-    else if (count === 1) dims = scalarDims;
-    else {
+    else if (count === 1) {
+      dtypeInfo(what as DType); // an unknown dtype is refused first, as in every other form
+      throw noDims(explicit, what);
+    } else {
       // The dims as separate arguments (or a lone dim that is no valid one, which byteLength refuses).
       dims = (rest ?? (explicit ? [c] : count === 2 ? [b] : [b, c])) as number[];
     }
@@ -125,7 +172,16 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
   );
 }
 
-const scalarDims: readonly number[] = internDims([]);
+// alloc(space, 'float32') names no dims. An undefined dim (a misspelt property, say) reads the
+// same (see alloc), so neither is taken for a scalar: it would be an array of one element where the
+// caller meant n.
+function noDims(explicit: boolean, dtype: string): InvalidShapeError {
+  const call = `alloc(${explicit ? 'space, ' : ''}'${dtype}'`;
+  return new InvalidShapeError(
+    `${call}) was given no dims, or an undefined one. Pass them: ${call}, n), ${call}, [rows, cols]) or ${call}, rows, cols); ` +
+      `a scalar (one element) is ${call}, []).`,
+  );
+}
 
 // The dtype the one-dim form checked last, and its byte size: a loop of carves of one dtype looks
 // it up once, where each lookup was a Map read. A real pair from the start, never undefined: a

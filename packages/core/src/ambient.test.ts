@@ -67,12 +67,18 @@ describe('ambientspace', () => {
 
   it('refuses a fallback that is not a space with NotASpaceError, bound or not', () => {
     expect(() => ambientspace({} as Space)).toThrow(NotASpaceError);
-    expect(() => ambientspace(undefined as unknown as Space)).toThrow(/ambientspace\(fallback\) needs a space, got undefined/);
+    expect(() => ambientspace(null as unknown as Space)).toThrow(/ambientspace\(fallback\) needs a space, got null/);
     const space = countingSpace();
     withspace(space, () => {
       expect(() => ambientspace(new Float32Array(1) as unknown as Space)).toThrow(NotASpaceError);
       expect(ambientspace()).toBe(space);
     });
+  });
+
+  it('takes a fallback passed as undefined for none (it reads no argument count, which would cost an object a call)', () => {
+    expect(() => ambientspace(undefined as unknown as Space)).toThrow(NoAmbientSpaceError);
+    const space = countingSpace();
+    withspace(space, () => expect(ambientspace(undefined as unknown as Space)).toBe(space));
   });
 });
 

@@ -210,9 +210,8 @@ export function ambientspace(): Space;
 export function ambientspace<S extends Space>(fallback: S): Space | S;
 export function ambientspace(fallback?: Space): Space {
   const bound = store.get();
-  // The argument count, not a rest parameter, which would make an array on every call.
-  // biome-ignore lint/complexity/noArguments: ambientspace() and ambientspace(undefined) differ.
-  if (arguments.length === 0) {
+  // No `arguments` (see alloc): a fallback passed as undefined counts as none.
+  if (fallback === undefined) {
     if (bound === undefined) {
       throw new NoAmbientSpaceError(
         'ambientspace() was called with no space bound. Wrap the call in withspace(space, () => ...) or scratchspace(space, (frame) => ...), ' +

@@ -308,13 +308,20 @@ describe('bad input through an open frame', () => {
 describe('scratchspace bad input', () => {
   it('refuses a callback that is not a function with InvalidArgumentError, opening nothing', () => {
     const space = frameCountingSpace();
-    for (const bad of [42, 'f', {}, null, undefined]) {
+    for (const bad of [42, 'f', {}, null]) {
       expect(() => scratchspace(space, bad as unknown as () => void)).toThrow(InvalidArgumentError);
     }
     expect(() => scratchspace(space, {} as unknown as () => void)).toThrow(
       /scratchspace\(space, f\) needs a callback f, got a plain object\. Pass \(frame\) => \{ \.\.\. \}/,
     );
     expect(space.opened).toBe(0);
+  });
+
+  it('takes a callback passed as undefined for none: scratchspace(space, undefined) is scratchspace(space)', () => {
+    const space = frameCountingSpace();
+    const frame = scratchspace(space, undefined as unknown as () => void) as unknown as Frame;
+    expect(space.opened).toBe(1);
+    frame.close();
   });
 
   it('refuses something that is not a space with NotASpaceError, without running f', () => {

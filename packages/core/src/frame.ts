@@ -251,10 +251,9 @@ export function scratchspace<K extends Kind, R>(space: Space<K>, f: (frame: Fram
 export function scratchspace<K extends Kind>(space: Space<K>): Frame<K>;
 export function scratchspace<R>(f: (frame: Frame) => R): R;
 export function scratchspace(a?: unknown, b?: unknown): unknown {
-  // The argument count rather than a rest parameter, which would make an array on every call.
-  // biome-ignore lint/complexity/noArguments: scratchspace(space) and scratchspace(space, undefined) differ.
-  const n = arguments.length;
-  if (n === 1 && typeof a === 'function') {
+  // No `arguments` and no rest parameter, either of which V8 makes an object of on every call below
+  // its optimizing compiler (see alloc): a callback passed as undefined counts as none.
+  if (b === undefined && typeof a === 'function') {
     let ambient: Space;
     try {
       ambient = ambientspace();
@@ -263,7 +262,7 @@ export function scratchspace(a?: unknown, b?: unknown): unknown {
     }
     return runFrame(ambient, a as (frame: Frame) => unknown);
   }
-  if (n <= 1) return openFrameChecked(a as Space);
+  if (b === undefined) return openFrameChecked(a as Space);
   if (typeof b !== 'function') {
     assertSpace(a, 'scratchspace');
     throw new InvalidArgumentError(

@@ -14,7 +14,8 @@ import type { KnownSpaces, SpaceRecord } from './reuse.js';
  * allocates nothing.
  */
 export class CallArgs {
-  readonly values: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
+  // Room for every argument a verb reads (see allocating.ts), so that filling them never grows it.
+  readonly values: unknown[] = new Array<unknown>(11).fill(undefined);
   count = 0;
   start = 0;
   inputs = 0;

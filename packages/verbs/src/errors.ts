@@ -208,7 +208,8 @@ export class MisplacedSpaceError extends VerbArgumentError {
 
 /**
  * A verb was called with more inputs than its kernel takes: `softmax(arena, x, x)`, or
- * `softmax(arena, x, undefined)` (an explicit `undefined` is an input too).
+ * `softmax(arena, x, undefined, {})` (an `undefined` with an argument after it is an input; a
+ * trailing one is no argument).
  *
  * @example
  * ```ts
@@ -217,7 +218,7 @@ export class MisplacedSpaceError extends VerbArgumentError {
  * import { softmax } from '@pol/verbs/examples';
  * const x = hostArray(Float32Array.of(1, 2));
  * try {
- *   (softmax as (...args: unknown[]) => unknown)(x, undefined);
+ *   (softmax as (...args: unknown[]) => unknown)(x, x);
  * } catch (e) {
  *   console.log(e instanceof ExtraInputError, (e as ExtraInputError).parameter); // true 'input 2'
  * }

@@ -2,7 +2,7 @@
 // refuses every one of these calls). Each is a typed error naming the verb and the parameter, and
 // each leaves the arena exactly as it was.
 import { Arena } from '@pol/arena';
-import { describe, type HostArray, hostArray, InvalidDescriptionError, PolError, Undef } from '@pol/core';
+import { describe, type HostArray, hostArray, InvalidArgumentError, InvalidDescriptionError, PolError, Undef } from '@pol/core';
 import { expect, describe as group, test } from 'vitest';
 import { Allocating } from './allocating.js';
 import {
@@ -99,22 +99,18 @@ group('an extra input', () => {
     );
   });
 
-  test('softmax(arena, x, undefined): an explicit undefined is an input too', () => {
+  test('softmax(arena, x, undefined) is softmax(arena, x): a trailing undefined is no argument; one with an argument after it is an input', () => {
     const arena = new Arena(new ArrayBuffer(1 << 12));
     const x = f32([1, 2]);
-    softmax(arena, x);
-    refused(
-      arena,
-      () => js(softmax)(arena, x, undefined),
-      ExtraInputError,
-      'POL_EXTRA_INPUT',
-      {
-        verb: 'softmaxInto',
-        parameter: 'input 2',
-        argument: 3,
-      },
-      'an explicit undefined is an input too',
-    );
+    const a = softmax(arena, x).y;
+    arena.reset();
+    expect(js(softmax)(arena, x, undefined, undefined)).toEqual({ y: a });
+    arena.reset();
+    refused(arena, () => js(softmax)(arena, x, undefined, {}), ExtraInputError, 'POL_EXTRA_INPUT', {
+      verb: 'softmaxInto',
+      parameter: 'input 2',
+      argument: 3,
+    });
   });
 
   test('a kernel without options: relu(arena, x, x)', () => {
@@ -156,6 +152,22 @@ group('an extra input', () => {
     expect(Array.from((js(many)(arena, ...args) as { y: F32 }).y.data)).toEqual([10]);
     expect(seen).toEqual(args);
   });
+
+  test('a call of twelve arguments or more is refused with InvalidArgumentError: a verb reads eleven', () => {
+    const arena = new Arena(new ArrayBuffer(1 << 12));
+    const many = Allocating(
+      describe((out: { y: F32 }, ..._xs: number[]) => out.y.data.fill(1), { outputs: () => ({ y: Undef('float32', [1]) }) }),
+    );
+    const eleven = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+    const before = arenaState(arena);
+    for (const extra of [[], [12]]) {
+      const e = caught(() => js(many)(arena, ...eleven, ...extra));
+      expect(e).toBeInstanceOf(InvalidArgumentError);
+      expect(e).toBeInstanceOf(PolError);
+      expect((e as Error).message).toMatch(/takes at most 11 arguments .*Pass the inputs grouped/);
+      expect(arenaState(arena)).toEqual(before);
+    }
+  });
 });
 
 group('too few inputs', () => {
@@ -177,7 +189,7 @@ group('too few inputs', () => {
     expect(e.cause).toBeInstanceOf(PolError);
   });
 
-  test('softmax(arena, undefined), softmax() and relu(arena)', () => {
+  test('softmax(arena, undefined) (no input: a trailing undefined is no argument), softmax() and relu(arena)', () => {
     const arena = new Arena(new ArrayBuffer(1 << 12));
     refused(
       arena,
@@ -189,7 +201,7 @@ group('too few inputs', () => {
         parameter: 'x',
         argument: 2,
       },
-      'is undefined',
+      "its input 'x' (argument 2) is missing",
     );
     refused(arena, () => js(softmax)(), MissingInputError, 'POL_MISSING_INPUT', {
       verb: 'softmaxInto',
