@@ -268,8 +268,8 @@ export async function wasmSuite(run: RunOptions): Promise<SuiteResult> {
     run.log(section);
     const ops = await wasmOps(kiss, n);
     // A bytes batch of the ways that allocate nothing: about 4 Mi samples, at least 512 calls, so that
-    // what a batch costs once (a verb keyed on an object input derefs a WeakRef, and V8 keeps the
-    // target in a set it makes once per task: about 120 bytes) is under a byte a call. The ways that
+    // a few bytes a batch costs once (its first call after the collection that starts it) read as
+    // under a byte a call. The ways that
     // allocate start at 8 calls, and are sized from there to a 1 MiB batch.
     const batch = Math.max(512, Math.round(2 ** 22 / n));
     const names = ['pol', 'readme', 'copy', 'floor', 'arrays', 'framed'] as const;

@@ -23,7 +23,11 @@ import { describeValue, isPlainObject } from './value.js';
  * @throws {NotASpaceError} when the first of several arguments is not a space.
  * @throws {NoAmbientSpaceError} for an ambient spelling with no space bound.
  * @throws {InvalidSpecError} for a spec value that is neither Undef, array nor spec (naming its key path).
- * @throws {InvalidShapeError} / {UnknownDTypeError} for a bad dtype or dims.
+ * An argument passed as `undefined` counts as not passed (alloc reads no argument count, which
+ * would cost an object a call in V8's lower tiers), so a dtype needs its dims: `[]` for a scalar.
+ *
+ * @throws {InvalidShapeError} / {UnknownDTypeError} for a bad dtype or dims, and for a dtype with no dims (or an undefined one).
+ * @throws {InvalidArgumentError} for more than 7 dims as separate arguments after a space and a dtype (8 after a dtype): pass an array.
  * @example
  * ```ts
  * import { alloc, Undef, Similar, withspace } from '@pol/core';
