@@ -22,10 +22,10 @@ describe('alloc result types, explicit forms', () => {
     expectTypeOf(alloc(custom, Undef(new BigInt64Array(1)))).toEqualTypeOf<HostArray<'int64'>>();
   });
 
-  it('a dtype and dims, as an array, as rest arguments, or none (a scalar)', () => {
+  it('a dtype and dims, as an array (empty for a scalar) or as rest arguments', () => {
     expectTypeOf(alloc(host, 'int8', [2, 3])).toEqualTypeOf<HostArray<'int8'>>();
     expectTypeOf(alloc(host, 'uint16', 2, 3)).toEqualTypeOf<HostArray<'uint16'>>();
-    expectTypeOf(alloc(host, 'float64')).toEqualTypeOf<HostArray<'float64'>>();
+    expectTypeOf(alloc(host, 'float64', [])).toEqualTypeOf<HostArray<'float64'>>();
     expectTypeOf(alloc(host, 'float32', 4).data).toEqualTypeOf<Float32Array>();
     expectTypeOf(alloc(host, 'uint64', 4).data).toEqualTypeOf<BigUint64Array>();
   });
@@ -84,7 +84,7 @@ describe('alloc result types, ambient forms', () => {
       expectTypeOf(alloc(Undef('float32', 2))).toEqualTypeOf<HostArray<'float32'>>();
       expectTypeOf(alloc('int8', [2])).toEqualTypeOf<HostArray<'int8'>>();
       expectTypeOf(alloc('int8', 2, 2)).toEqualTypeOf<HostArray<'int8'>>();
-      expectTypeOf(alloc('float64')).toEqualTypeOf<HostArray<'float64'>>();
+      expectTypeOf(alloc('float64', [])).toEqualTypeOf<HostArray<'float64'>>();
       const mine = hostArray(new Uint8Array(1));
       const out = alloc({ a: Undef('uint8', 2), n: { mine } });
       expectTypeOf(out.a).toEqualTypeOf<HostArray<'uint8'>>();
@@ -137,6 +137,8 @@ describe('alloc refuses ill-typed calls', () => {
     alloc(host, { a: { dtype: 'float32', dims: [2], length: 2, byteLength: 8 } });
     // @ts-expect-error not a space
     alloc({}, 'float32', 2);
+    // @ts-expect-error a dtype needs its dims ([] for a scalar): the call is refused at run time too
+    alloc(host, 'float32');
     const spec: Spec = { a: Undef('float32', 1) };
     expectTypeOf(alloc(host, spec)).toEqualTypeOf<Materialize<Spec, 'host'>>();
   });

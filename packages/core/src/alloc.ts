@@ -42,11 +42,11 @@ import { describeValue, isPlainObject } from './value.js';
  */
 export function alloc<K extends Kind, D extends DType>(space: Space<K>, undef: Undef<D>): ArrayOf<K, D>;
 export function alloc<K extends Kind, D extends DType>(space: Space<K>, dtype: D, dims: readonly number[]): ArrayOf<K, D>;
-export function alloc<K extends Kind, D extends DType>(space: Space<K>, dtype: D, ...dims: number[]): ArrayOf<K, D>;
+export function alloc<K extends Kind, D extends DType>(space: Space<K>, dtype: D, ...dims: [number, ...number[]]): ArrayOf<K, D>;
 export function alloc<K extends Kind, const S extends Spec>(space: Space<K>, spec: S): Materialize<S, K>;
 export function alloc<D extends DType>(undef: Undef<D>): ArrayOf<Kind, D>;
 export function alloc<D extends DType>(dtype: D, dims: readonly number[]): ArrayOf<Kind, D>;
-export function alloc<D extends DType>(dtype: D, ...dims: number[]): ArrayOf<Kind, D>;
+export function alloc<D extends DType>(dtype: D, ...dims: [number, ...number[]]): ArrayOf<Kind, D>;
 export function alloc<const S extends Spec>(spec: S): Materialize<S, Kind>;
 export function alloc(
   a: unknown,
