@@ -103,51 +103,78 @@ export function Allocating<F extends Kernel>(f: F, options?: AllocatingOptions):
       const binder = lane === undefined ? undefined : ambientBinder();
       if (binder !== undefined) return (lane as SteadyCall).runDirect(state, binder, a1, a2);
     }
-    if (a11 !== undefined) throw tooManyArguments(state.label);
-    const args = state.takeArgs();
-    const v = args.values;
-    v[0] = a0;
-    v[1] = a1;
-    v[2] = a2;
-    v[3] = a3;
-    v[4] = a4;
-    v[5] = a5;
-    v[6] = a6;
-    v[7] = a7;
-    v[8] = a8;
-    v[9] = a9;
-    v[10] = a10;
-    args.count =
-      a10 !== undefined
-        ? 11
-        : a9 !== undefined
-          ? 10
-          : a8 !== undefined
-            ? 9
-            : a7 !== undefined
-              ? 8
-              : a6 !== undefined
-                ? 7
-                : a5 !== undefined
-                  ? 6
-                  : a4 !== undefined
-                    ? 5
-                    : a3 !== undefined
-                      ? 4
-                      : a2 !== undefined
-                        ? 3
-                        : a1 !== undefined
-                          ? 2
-                          : a0 !== undefined
-                            ? 1
-                            : 0;
-    // A call of a shape this verb ran on this space before goes the short way (see steady.ts).
-    const kept = steady.find(args, calls);
-    return kept !== undefined ? kept.run(state, args) : call(state, args, steady);
+    return generalCall(state, steady, calls, a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11);
   };
   Object.defineProperty(verb, 'name', { value: f.name, configurable: true });
   Object.defineProperty(verb, 'kernel', { value: f, enumerable: true });
   return verb as unknown as Verb<F>;
+}
+
+// Every call the direct lane did not take: the arguments in a record, then a steady call of the
+// same shape or the whole call. Apart from the verb function, so that the verb stays small enough
+// for V8 to inline into a caller's loop within that loop's budget, which also counts what the
+// verb's own optimized code inlines: at 440 bytes of bytecode, with this inside, a loop of a verb
+// and a retract did not inline it on Node.js 22 to 26 (traced with --trace-turbo-inlining); at 200
+// it mostly does. Whether it does in a given run depends on what V8 compiled first, so no test
+// asserts it.
+function generalCall(
+  state: VerbState,
+  steady: SteadyCalls,
+  calls: readonly SteadyCall[] | undefined,
+  a0: unknown,
+  a1: unknown,
+  a2: unknown,
+  a3: unknown,
+  a4: unknown,
+  a5: unknown,
+  a6: unknown,
+  a7: unknown,
+  a8: unknown,
+  a9: unknown,
+  a10: unknown,
+  a11: unknown,
+): unknown {
+  if (a11 !== undefined) throw tooManyArguments(state.label);
+  const args = state.takeArgs();
+  const v = args.values;
+  v[0] = a0;
+  v[1] = a1;
+  v[2] = a2;
+  v[3] = a3;
+  v[4] = a4;
+  v[5] = a5;
+  v[6] = a6;
+  v[7] = a7;
+  v[8] = a8;
+  v[9] = a9;
+  v[10] = a10;
+  args.count =
+    a10 !== undefined
+      ? 11
+      : a9 !== undefined
+        ? 10
+        : a8 !== undefined
+          ? 9
+          : a7 !== undefined
+            ? 8
+            : a6 !== undefined
+              ? 7
+              : a5 !== undefined
+                ? 6
+                : a4 !== undefined
+                  ? 5
+                  : a3 !== undefined
+                    ? 4
+                    : a2 !== undefined
+                      ? 3
+                      : a1 !== undefined
+                        ? 2
+                        : a0 !== undefined
+                          ? 1
+                          : 0;
+  // A call of a shape this verb ran on this space before goes the short way (see steady.ts).
+  const kept = steady.find(args, calls);
+  return kept !== undefined ? kept.run(state, args) : call(state, args, steady);
 }
 
 /** The most arguments a verb reads (it cannot tell how many were passed past them). */
