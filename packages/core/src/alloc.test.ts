@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { allocLengthKey, internDim, isPlainObject, rollbackKey, spaceKey } from './backend.js';
+import { allocLengthKey, internDim, internDims, isPlainObject, rollbackKey, spaceKey } from './backend.js';
 import {
   alloc,
   type DType,
@@ -478,6 +478,28 @@ const badArb: fc.Arbitrary<Bad> = fc.oneof(
 );
 
 describe('alloc properties', () => {
+  it('property: random calls with separate dims, explicit and ambient, each get the dims they passed, and keep them', () => {
+    const call = fc.record({
+      ambient: fc.boolean(),
+      dims: fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 7 }),
+    });
+    fc.assert(
+      fc.property(fc.array(call, { minLength: 1, maxLength: 12 }), (calls) => {
+        const space = countingSpace();
+        const made = calls.map(({ ambient, dims }) =>
+          ambient
+            ? withspace(space, () => (alloc as (...args: unknown[]) => HostArray)('float32', ...dims))
+            : (alloc as (...args: unknown[]) => HostArray)(space, 'float32', ...dims),
+        );
+        made.forEach((a, k) => {
+          expect(a.dims).toEqual(calls[k]?.dims);
+          expect(Object.isFrozen(a.dims)).toBe(true);
+        });
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('property: a random nested spec of objects and lists materializes to the same structure, Undefs replaced, arrays passed through', () => {
     fc.assert(
       fc.property(specArb, (spec) => {
@@ -546,7 +568,8 @@ describe('materializing into a closed frame', () => {
 });
 
 describe('alloc allocates nothing of its own', () => {
-  it('hands the space one shared frozen dims array per length in the one-number form, and the caller’s own dims otherwise', () => {
+  // A host space that records the dims each alloc hands it.
+  function recordingSpace() {
     const space = countingSpace();
     const seen: (readonly number[])[] = [];
     const recording: Space<'host'> = {
@@ -556,6 +579,11 @@ describe('alloc allocates nothing of its own', () => {
         return space.alloc(dtype, dims);
       },
     };
+    return { recording, seen };
+  }
+
+  it('hands the space one shared frozen dims array per length in the one-number form, and the caller’s own dims otherwise', () => {
+    const { recording, seen } = recordingSpace();
     alloc(recording, 'float32', 16);
     withspace(recording, () => alloc('int8', 16));
     alloc(recording, 'float32', 17);
@@ -569,6 +597,29 @@ describe('alloc allocates nothing of its own', () => {
     const u = Undef('float32', 5);
     alloc(recording, u);
     expect(seen[4]).toBe(u.dims);
+  });
+
+  it('hands the space shared frozen dims for separate dims too, never the array it gathers them in', () => {
+    const { recording, seen } = recordingSpace();
+    const a = alloc(recording, 'float32', 2, 3);
+    const b = withspace(recording, () => alloc('float32', 2, 3));
+    alloc(recording, 'int8', 4, 5, 6, 7, 8, 9, 10);
+    alloc(recording, 'int8', 1, 1);
+    expect(seen[0]).toBe(seen[1]);
+    expect(seen[0]).toBe(internDims([2, 3]));
+    expect(Object.isFrozen(seen[2])).toBe(true);
+    expect(seen.map((d) => [...d])).toEqual([
+      [2, 3],
+      [2, 3],
+      [4, 5, 6, 7, 8, 9, 10],
+      [1, 1],
+    ]);
+    // The calls after them changed neither the earlier dims nor the arrays that hold them.
+    expect(a.dims).toEqual([2, 3]);
+    expect(b.dims).toEqual([2, 3]);
+    expect(() => alloc(recording, 'float32', 2, -1)).toThrow(InvalidShapeError);
+    expect(seen).toHaveLength(4);
+    expect(alloc(recording, 'float32', 3, 3).dims).toEqual([3, 3]);
   });
 });
 

@@ -1,9 +1,10 @@
 import { ambientspace } from './ambient.js';
 import type { ArrayOf, Kind } from './array.js';
-import { internDim } from './dims.js';
+import { internDim, internDims } from './dims.js';
 import { type DType, dtypeInfo } from './dtype.js';
 import { InvalidArgumentError, InvalidShapeError } from './errors.js';
 import { materialize } from './materialize.js';
+import { passedCount } from './passed.js';
 import { byteLength } from './shape.js';
 import { allocLengthKey, assertSpace, isSpace, type Space, spaceKey } from './space.js';
 import type { Materialize, Spec } from './spec.js';
@@ -114,31 +115,8 @@ function allocAny(
   j: unknown,
 ): unknown {
   if (j !== undefined) throw tooManyArguments(isSpace(a));
-  // The arguments up to the last one that is not undefined.
-  const n =
-    i !== undefined
-      ? 9
-      : h !== undefined
-        ? 8
-        : g !== undefined
-          ? 7
-          : f !== undefined
-            ? 6
-            : e !== undefined
-              ? 5
-              : d !== undefined
-                ? 4
-                : c !== undefined
-                  ? 3
-                  : b !== undefined
-                    ? 2
-                    : a !== undefined
-                      ? 1
-                      : 0;
-  if (n <= 3) return allocForm(n, a, b, c, undefined);
-  // Dims as separate arguments past the third.
-  const all = [a, b, c, d, e, f, g, h, i];
-  return allocForm(n, a, b, c, all.slice(isSpace(a) ? 2 : 1, n));
+  const n = passedCount(a, b, c, d, e, f, g, h, i);
+  return allocForm(n, a, b, c, d, e, f, g, h, i);
 }
 
 /** The most arguments alloc reads, and the refusal of a call that passes more (it cannot tell how many). */
@@ -152,9 +130,25 @@ function tooManyArguments(explicit: boolean): InvalidArgumentError {
   );
 }
 
-// Every form of alloc of `n` arguments, the first three `a`, `b` and `c`; `rest` holds the
-// arguments from the dims on when there are more than three.
-function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[] | undefined): unknown {
+// The dims of a call that passes them as separate arguments (or a lone dim that is no valid one),
+// gathered here and checked, then interned: the space gets the shared frozen dims, never this
+// array, which every such call reuses, so that a steady one allocates nothing (two arrays of the
+// arguments, one sliced from the other, were 184 bytes a call).
+const separateDims: unknown[] = [];
+
+// Every form of alloc of `n` arguments, `a` to `i`.
+function allocForm(
+  n: number,
+  a: unknown,
+  b: unknown,
+  c: unknown,
+  d: unknown,
+  e: unknown,
+  f: unknown,
+  g: unknown,
+  h: unknown,
+  i: unknown,
+): unknown {
   const explicit = isSpace(a);
   const what = explicit ? b : a;
   const next = explicit ? c : b;
@@ -165,7 +159,6 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
   // The ambient space is resolved before the description is checked, as an explicit space is passed first.
   const space = explicit ? (a as Space) : ambientspace();
   if (typeof what === 'string') {
-    let dims: readonly number[];
     if (count === 2 && typeof next === 'number' && Number.isSafeInteger(next) && next >= 0) {
       // One valid dim (the ambient form here; the explicit one took alloc's own path).
       const byLength = space[allocLengthKey];
@@ -174,16 +167,29 @@ function allocForm(n: number, a: unknown, b: unknown, c: unknown, rest: unknown[
       if (next > mostSafeElements && !Number.isSafeInteger(next * size)) byteLength(what as DType, [next]);
       return space.alloc(what as DType, internDim(next));
     }
-    if (count === 2 && Array.isArray(next)) dims = next as number[];
-    else if (count === 1) {
+    if (count === 2 && Array.isArray(next)) {
+      byteLength(what as DType, next);
+      return space.alloc(what as DType, next);
+    }
+    if (count === 1) {
       dtypeInfo(what as DType); // an unknown dtype is refused first, as in every other form
       throw noDims(explicit, what);
-    } else {
-      // The dims as separate arguments (or a lone dim that is no valid one, which byteLength refuses).
-      dims = (rest ?? (explicit ? [c] : count === 2 ? [b] : [b, c])) as number[];
     }
-    byteLength(what as DType, dims);
-    return space.alloc(what as DType, dims);
+    // Filled from the first dim on, every argument after it too, then cut to the dims passed: the
+    // ones past them are undefined.
+    const dims = separateDims;
+    let k = 0;
+    if (!explicit) dims[k++] = b;
+    dims[k++] = c;
+    dims[k++] = d;
+    dims[k++] = e;
+    dims[k++] = f;
+    dims[k++] = g;
+    dims[k++] = h;
+    dims[k] = i;
+    dims.length = count - 1;
+    byteLength(what as DType, dims as number[]);
+    return space.alloc(what as DType, internDims(dims as number[]));
   }
   if (count === 1 && isUndef(what)) return space.alloc(what.dtype, what.dims);
   if (count === 1 && isPlainObject(what)) return materialize(space, what as Spec);

@@ -39,6 +39,7 @@ const coverage: Record<string, string> = {
   // materialize.ts
   materializeInto: 'materialize.test.ts',
   // options.ts
+  passedCount: 'passed.test.ts',
   readOptions: 'options.test.ts',
   // power-of-two.ts
   isPowerOfTwo: 'power-of-two.test.ts',

@@ -40,6 +40,7 @@ export { attachSuppressed, closeAfterFailure } from './failure.js';
 export { openFrame, scopeFrame } from './frame.js';
 export { materializeInto } from './materialize.js';
 export { readOptions } from './options.js';
+export { passedCount } from './passed.js';
 export { isPowerOfTwo } from './power-of-two.js';
 export { commit, noSavepoint, rollback, savepoint } from './savepoint.js';
 export { shapeText } from './shape.js';

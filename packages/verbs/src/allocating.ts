@@ -1,5 +1,6 @@
 import { InvalidArgumentError, type Kernel } from '@pol/core';
-import { ambientBinder, describeValue, readOptions } from '@pol/core/backend';
+import { ambientBinder, describeValue, passedCount, readOptions } from '@pol/core/backend';
+import { MOST_ARGUMENTS } from './arguments.js';
 import { call } from './call.js';
 import { NotAKernelError } from './errors.js';
 import { adapterOf } from './out-parameters.js';
@@ -148,37 +149,11 @@ function generalCall(
   v[8] = a8;
   v[9] = a9;
   v[10] = a10;
-  args.count =
-    a10 !== undefined
-      ? 11
-      : a9 !== undefined
-        ? 10
-        : a8 !== undefined
-          ? 9
-          : a7 !== undefined
-            ? 8
-            : a6 !== undefined
-              ? 7
-              : a5 !== undefined
-                ? 6
-                : a4 !== undefined
-                  ? 5
-                  : a3 !== undefined
-                    ? 4
-                    : a2 !== undefined
-                      ? 3
-                      : a1 !== undefined
-                        ? 2
-                        : a0 !== undefined
-                          ? 1
-                          : 0;
+  args.count = passedCount(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10);
   // A call of a shape this verb ran on this space before goes the short way (see steady.ts).
   const kept = steady.find(args, calls);
   return kept !== undefined ? kept.run(state, args) : call(state, args, steady);
 }
-
-/** The most arguments a verb reads (it cannot tell how many were passed past them). */
-const MOST_ARGUMENTS = 11;
 
 function tooManyArguments(label: string): InvalidArgumentError {
   return new InvalidArgumentError(

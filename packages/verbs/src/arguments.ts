@@ -6,6 +6,9 @@ import { type AnyArray, ambientspace, isArray, isSpace, Similar, type Space } fr
 import { isPlainObject, spaceKey } from '@pol/core/backend';
 import type { KnownSpaces, SpaceRecord } from './reuse.js';
 
+/** The most arguments a verb reads (it cannot tell how many were passed past them). */
+export const MOST_ARGUMENTS = 11;
+
 /**
  * One call's arguments, as the verb was called: `values[0..count)`, the space first when
  * `start === 1`, then `inputs` inputs, then the options object when there is one. A verb keeps one
@@ -14,8 +17,8 @@ import type { KnownSpaces, SpaceRecord } from './reuse.js';
  * allocates nothing.
  */
 export class CallArgs {
-  // Room for every argument a verb reads (see allocating.ts), so that filling them never grows it.
-  readonly values: unknown[] = new Array<unknown>(11).fill(undefined);
+  // Room for every argument a verb reads, so that filling them never grows it.
+  readonly values: unknown[] = new Array<unknown>(MOST_ARGUMENTS).fill(undefined);
   count = 0;
   start = 0;
   inputs = 0;

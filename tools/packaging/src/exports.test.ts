@@ -128,6 +128,7 @@ const pinned: Record<string, Surface> = {
       'noSavepoint',
       'openFrame',
       'openFrameKey',
+      'passedCount',
       'readOptions',
       'rollback',
       'rollbackKey',

@@ -39,6 +39,12 @@ const loops = {
       arena.retract(start);
     }
   },
+  'alloc(arena, dtype, rows, cols)': (k) => {
+    for (let i = 0; i < k; i++) {
+      alloc(arena, 'float32', 4, 4);
+      arena.retract(start);
+    }
+  },
   'scratchspace(arena, f)': (k) => {
     for (let i = 0; i < k; i++) scratchspace(arena, inFrame);
   },
