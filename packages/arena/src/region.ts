@@ -56,7 +56,7 @@ export function readRegion(
   const start = byteOffset === undefined ? 0 : checkByteCount('byteOffset', byteOffset);
   if (start > slabLength) {
     throw new InvalidRegionError(
-      `new Arena: byteOffset ${start} is past the end of the ${describeValue(slab)} slab (${slabLength} bytes). ` +
+      `new Arena: byteOffset ${start} is past the end of the slab (${describeValue(slab)}, ${slabLength} bytes). ` +
         `Pass a byteOffset from 0 to ${slabLength - 1}.`,
     );
   }
