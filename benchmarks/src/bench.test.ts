@@ -57,6 +57,9 @@ describe('quick mode', () => {
       }
     }
     for (const name of ['arena-frame', 'scratchspace', 'floor-frame']) expect(ids).toContain(`host.${name}.1024`);
+    for (const n of [16, 1024])
+      for (const name of ['arena-first-long', 'bare-view-long', 'arena-first-large', 'bare-view-large'])
+        expect(ids).toContain(`host.${name}.${n}`);
     for (const id of ['verbs.softmax-bare', 'verbs.softmax-verb-arena', 'training.similar', 'training.arena'])
       expect(ids).toContain(id);
     for (const id of ['gpu.buffer-per-step', 'gpu.pool', 'gpu.prebuilt', 'gpu.arena', 'gpu.replay']) expect(ids).toContain(id);
@@ -100,8 +103,8 @@ describe('quick mode', () => {
 
   test('every comparison has a finite ratio, and a verdict exactly when it has a target', () => {
     const ids = new Set(results.measurements.map((m) => m.id));
-    // 27, the verb shell against the hand-written frame shell, 5 more first passes (through alloc at each size; 1,024 carves per arena at the two sizes
-    // whose slab of 1,024 places is small), the frames section's 6 (0 B in each shape of loop and
+    // 27, the verb shell against the hand-written frame shell, 7 more first passes (through alloc at each size; 1,024 carves per arena, and on a 64 MiB slab,
+    // at the two sizes whose slab of 1,024 places is small), the frames section's 6 (0 B in each shape of loop and
     // form), and the WebAssembly sections': Pol against the floor at each size, and against the copies
     // at the sizes where they took more than a tenth of that path's time in this run.
     const byId = new Map(results.measurements.map((m) => [m.id, m]));
@@ -117,7 +120,7 @@ describe('quick mode', () => {
       (rows) => copiesShare(measured(`workers.copies.${rows}`), measured(`workers.copy.${rows}`)) >= WORKERS_COPIES_SHARE,
     ).length;
     expect(results.comparisons.filter((c) => c.target !== undefined).length).toBe(
-      27 + 1 + 5 + 6 + wasmSizes.length + copiesCount + workersSizes.length + 1 + workersCopies,
+      27 + 1 + 7 + 6 + wasmSizes.length + copiesCount + workersSizes.length + 1 + workersCopies,
     );
     for (const c of results.comparisons) {
       expect(ids.has(c.subject) && ids.has(c.peer)).toBe(true);

@@ -29,6 +29,8 @@ const FRAME_SIZE = 1024;
 const PASS = 256;
 /** Carves per arena in the longer first pass (at n ≤ 1,024: a slab of this many places). */
 const LONG_PASS = 1024;
+/** The large slab's bytes (at n ≤ 1,024): 64 MiB, 262,144 aligned places. */
+const LARGE_SLAB = 64 << 20;
 /** The arena's default alignment: every carve starts on a 256-byte boundary. */
 const ALIGNMENT = 256;
 /** Shapes that take turns at every offset in the cycling row: more than the old cache's eight per offset. */
@@ -132,6 +134,23 @@ export function hostOps(n: number): { readonly [name: string]: HostOp } {
   };
   const bareViewLong = () => {
     for (let i = 0; i < LONG_PASS; i++) keep[i & 63] = new Float32Array(long as ArrayBuffer, i * stride, n);
+    return keep;
+  };
+
+  // The first pass on a large slab, as programs make them (64 MiB, where the others' slab is just the
+  // pass's places): the same carves at the same offsets, a fresh arena each pass, against a bare
+  // view over the same slab. While the cache's first level had 1,024 windows whatever the slab, a
+  // slab this size put four places in each at n = 16, and three carves in four went to the second
+  // level's table. (Each row a function literal of its own, not made by a shared factory: closures
+  // of one literal share V8's feedback, and each row's must be its own.)
+  const large = n <= 1024 ? new ArrayBuffer(LARGE_SLAB) : undefined;
+  const arenaFirstLarge = () => {
+    const fresh = new Arena(large as ArrayBuffer);
+    for (let i = 0; i < PASS; i++) keep[i & 63] = fresh.alloc('float32', dims);
+    return keep;
+  };
+  const bareViewLarge = () => {
+    for (let i = 0; i < PASS; i++) keep[i & 63] = new Float32Array(large as ArrayBuffer, i * stride, n);
     return keep;
   };
 
@@ -251,6 +270,10 @@ export function hostOps(n: number): { readonly [name: string]: HostOp } {
     ops['arena-first-long'] = { run: arenaFirstLong, per: LONG_PASS };
     ops['bare-view-long'] = { run: bareViewLong, per: LONG_PASS };
   }
+  if (large !== undefined) {
+    ops['arena-first-large'] = pass(arenaFirstLarge);
+    ops['bare-view-large'] = pass(bareViewLarge);
+  }
   if (n === FRAME_SIZE) Object.assign(ops, frameOps(slab, dims));
   return ops;
 }
@@ -297,6 +320,8 @@ const labels: Readonly<Record<string, (n: number) => string>> = {
   'arena-first-alloc': () => "Pol alloc(arena, 'float32', n), first pass (new views)",
   'arena-first-long': () => `Pol arena.alloc, first pass of ${LONG_PASS.toLocaleString('en-US')} carves per arena`,
   'bare-view-long': () => `new Float32Array(buffer, offset, n) over ${LONG_PASS.toLocaleString('en-US')} places`,
+  'arena-first-large': () => 'Pol arena.alloc, first pass on a 64 MiB slab',
+  'bare-view-large': () => 'new Float32Array(buffer, offset, n) on a 64 MiB slab',
   'arena-steady': () => 'Pol arena.alloc, steady state (repeated sequence)',
   'arena-one-offset': () => 'Pol arena.alloc + reset, one shape at one offset',
   'arena-cycle': () => `Pol arena.alloc + reset, ${CYCLE} shapes cycling at one offset`,
@@ -317,6 +342,7 @@ const polOps = new Set([
   'arena-first',
   'arena-first-alloc',
   'arena-first-long',
+  'arena-first-large',
   'arena-steady',
   'arena-one-offset',
   'arena-cycle',
@@ -387,6 +413,11 @@ export async function hostAllocation(run: RunOptions): Promise<SuiteResult> {
     if (byName.has('arena-first-long')) {
       comparisons.push(
         compare(get('arena-first-long'), get('bare-view-long'), { kind: 'ratio-at-most', value: 2.5, maxBytes: 300 }),
+      );
+    }
+    if (byName.has('arena-first-large')) {
+      comparisons.push(
+        compare(get('arena-first-large'), get('bare-view-large'), { kind: 'ratio-at-most', value: 2.5, maxBytes: 300 }),
       );
     }
     if (n === FRAME_SIZE) {

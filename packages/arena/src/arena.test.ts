@@ -524,8 +524,9 @@ describe('identical sequences, identical offsets; a steady loop allocates once',
     expect(arena.describe().arraysCreated).toBe(10_003);
   });
 
-  test('more aligned offsets than the dense part has windows: every array is still reused', () => {
-    // Alignment 1 over 64 KiB: 65,537 offsets share 1,024 windows, with gaps of every size between carves.
+  test('carves of every spacing, windows remade as they go: every array is still reused', () => {
+    // Alignment 1 over 64 KiB: 65,537 offsets, with gaps of every size between carves, so the
+    // cache's first level grows and its windows widen to the carves' spacing as the pass goes.
     const arena = new Arena(new ArrayBuffer(1 << 16), { alignment: 1 });
     const sizes = Array.from({ length: 3000 }, (_, k) => 1 + ((k * 7) % 29));
     const pass = () => sizes.map((n) => arena.alloc('uint8', [n]));

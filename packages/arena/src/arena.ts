@@ -122,10 +122,11 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
   // The releases since the last reset that decide whether a mark is stale.
   readonly #releases = new ReleaseLog();
   readonly #savepoints = new Savepoints();
-  // Unchecked mode: the carve cache, and its first level and window shift for the hot path.
+  // Unchecked mode: the carve cache, and its first level and window shift for the hot path, taken
+  // again after every add, which may change both (see CarveCache.dense).
   readonly #cache: CarveCache | undefined;
-  readonly #dense: readonly (CacheEntry | undefined)[];
-  readonly #shift: number = 0;
+  #dense: readonly (CacheEntry | undefined)[];
+  #shift: number = 0;
   // Checked mode: the lives of live carves.
   readonly #lives: CheckedCarves | undefined;
   #created = 0;
@@ -324,7 +325,10 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
         const view = viewOver((size.info as DTypeInfo).TypedArray, this.#viewBuffer as ArrayBufferLike, at, size.count);
         const array = new CacheEntry<DType>(aligned, dtype, size.dims, end, undefined, size.rank === 1 ? size.d0 : -1, view);
         this.#created++;
-        (this.#cache as CarveCache).add(array);
+        const cache = this.#cache as CarveCache;
+        cache.add(array);
+        this.#dense = cache.dense;
+        this.#shift = cache.shift;
         this.#offset = end;
         if (end > this.#watermark) this.#watermark = end;
         return array as unknown as ArrayOf<K, D>;
@@ -388,6 +392,8 @@ class ArenaImpl<K extends Kind> implements Arena<K>, FrameOwner<K> {
         array = arrayOf(added);
         this.#created++;
         cache.add(added);
+        this.#dense = cache.dense;
+        this.#shift = cache.shift;
       }
     }
     this.#offset = end;

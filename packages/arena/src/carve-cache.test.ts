@@ -41,24 +41,78 @@ describe('CarveCache', () => {
     expect(cache.size).toBe(100);
   });
 
-  test('the dense part covers the slab in at most 1,024 windows (and a slot for the end); offsets past 2^32 live in the second level', () => {
+  test('the dense part starts small and grows as carves reach further, its windows about as wide as the carves are apart', () => {
     expect(new CarveCache(256, 4096).dense.length).toBe(17); // offsets 0, 256, ..., 4096
-    // Exactly 1,024 aligned places past 0: a slot each, not windows of two.
-    const exact = new CarveCache(256, 1024 * 256);
-    expect(exact.shift).toBe(8);
-    expect(exact.dense.length).toBe(1025);
-    expect(new CarveCache(256, 1025 * 256).shift).toBe(9);
+    // Carves one aligned place apart on a 64 MiB slab: a window (and a slot) for each.
+    const close = new CarveCache(256, 2 ** 26);
+    expect(close.shift).toBe(8);
+    expect(close.dense.length).toBe(256);
+    for (let i = 0; i <= 256; i++) close.add(entry(i * 256, [16]));
+    expect(close.shift).toBe(8);
+    expect(close.dense.length).toBe(512);
+    expect(close.dense.filter((e) => e !== undefined)).toHaveLength(257);
+    // Carves 4 KiB apart: windows of 2 KiB, not 16 slots a carve.
+    const apart = new CarveCache(256, 2 ** 26);
+    const far: ReturnType<typeof entry>[] = [];
+    for (let i = 0; i < 256; i++) {
+      const e = entry(i * 4096, [1024]);
+      far.push(e);
+      apart.add(e);
+    }
+    expect(apart.shift).toBe(11);
+    expect(apart.dense.length).toBeLessThanOrEqual(1024);
+    expect(apart.dense.filter((e) => e !== undefined)).toHaveLength(256);
+    for (const e of far) expect(apart.find(e.carveStart, 'float32', [1024])).toBe(e);
+    // A large carve first sets wide windows; many small ones after it in one window make them finer.
+    const mixed = new CarveCache(256, 2 ** 26);
+    const big = entry(0, [1 << 18]);
+    mixed.add(big);
+    const small = [entry(1 << 20, [16])];
+    mixed.add(small[0] as ReturnType<typeof entry>);
+    const wide = mixed.shift;
+    expect(wide).toBeGreaterThan(16);
+    for (let i = 1; i < 300; i++) {
+      const e = entry((1 << 20) + i * 256, [16]);
+      small.push(e);
+      mixed.add(e);
+    }
+    expect(mixed.shift).toBeLessThan(wide);
+    expect(mixed.size).toBe(301);
+    for (const e of [big, ...small]) expect(mixed.find(e.carveStart, 'float32', e.dims)).toBe(e);
+    // The same with the furthest carve made before the small ones below it: still found after.
+    const below = new CarveCache(256, 2 ** 26);
+    const first = entry(0, [1 << 18]);
+    const top = entry(1 << 23, [16]);
+    below.add(first);
+    below.add(top);
+    const wider = below.shift;
+    const under: ReturnType<typeof entry>[] = [];
+    for (let i = 0; i < 300; i++) {
+      const e = entry((1 << 20) + i * 256, [16]);
+      under.push(e);
+      below.add(e);
+    }
+    expect(below.shift).toBeLessThan(wider);
+    for (const e of [first, top, ...under]) expect(below.find(e.carveStart, 'float32', e.dims)).toBe(e);
+  });
+
+  test('past 65,536 windows the windows widen; offsets past 2^32 live in the second level', () => {
     const big = new CarveCache(256, 2 ** 40);
-    expect(big.dense.length).toBeLessThanOrEqual(1025);
-    const far = entry(2 ** 33 + 256, [4]);
+    expect(big.shift).toBe(8);
     const near = entry(256, [4]);
-    big.add(far);
     big.add(near);
+    const further = entry(2 ** 31, [4]); // 2^23 places past 0, with two entries cached
+    big.add(further);
+    expect(big.dense.length).toBeLessThanOrEqual(65_537);
+    expect(2 ** 31 / 2 ** big.shift).toBeLessThan(65_536);
+    for (const e of [near, further]) expect(big.find(e.carveStart, 'float32', [4])).toBe(e);
+    const far = entry(2 ** 33 + 256, [4]);
+    big.add(far);
     expect(big.find(2 ** 33 + 256, 'float32', [4])).toBe(far);
-    expect(big.find(256, 'float32', [4])).toBe(near);
     expect(big.findBeyond(2 ** 33 + 256, 'float32', [4])).toBe(far);
+    expect(big.size).toBe(3);
     // Huge alignments too (Math.clz32 would wrap them).
-    expect(new CarveCache(2 ** 32, 2 ** 34).dense.length).toBeLessThanOrEqual(1025);
+    expect(new CarveCache(2 ** 32, 2 ** 34).dense.length).toBeLessThanOrEqual(65_537);
   });
 
   test('a rollback removes what was added since its savepoint, newest first, and nothing else', () => {

@@ -11,21 +11,48 @@ import { sameDims } from '@pol/core/backend';
 import type { CacheEntry } from './cache-entry.js';
 
 /**
- * Windows at most: 1,024, and one slot more for the offset `capacity` itself (a zero-byte carve at
- * the very end), so that a slab of exactly 1,024 aligned places gets a slot for each: 8 KiB of
- * pointers, allocated when the arena is made.
+ * Windows at most: 65,536, and one slot more for the offset `capacity` itself (a zero-byte carve at
+ * the very end). Windows are as wide as the carves are apart (CarveCache.#fittingShift), and the
+ * slots are made as carves reach them (FIRST_SLOTS), so a first level holds about a slot per entry,
+ * and 512 KiB of pointers at the very most.
  */
-const DENSE_WINDOWS = 1024;
-const DENSE_SLOTS = DENSE_WINDOWS + 1;
-const emptySlots: readonly undefined[] = new Array<undefined>(DENSE_SLOTS).fill(undefined);
+const DENSE_WINDOWS = 65_536;
+let denseWindows = DENSE_WINDOWS;
+
+/**
+ * For tests: give caches made from now on at most `windows` windows (as few as 1), and make them
+ * refine their windows once `refineAt` entries are in the table (see REFINE_AT), so that random
+ * programs over small slabs rebuild their first level often; returns the settings before. Never
+ * called by the package.
+ */
+export function setDenseLimits(windows: number, refineAt: number): [windows: number, refineAt: number] {
+  const before: [number, number] = [denseWindows, refineAtSetting];
+  denseWindows = windows;
+  refineAtSetting = refineAt;
+  return before;
+}
+
+/**
+ * The slots a new arena's first level starts with: enough for a small arena's every place, and few
+ * enough that making an arena costs little (it was 1,025 slots at once: most of an arena's
+ * construction). Past them it doubles, on the carve that reaches past its end.
+ */
+const FIRST_SLOTS = 256;
+/** The table entries past which, when they are most of the cache, the windows are made finer if that fits. */
+const REFINE_AT = 64;
+let refineAtSetting = REFINE_AT;
+/** Copied from for first levels of up to this many slots (8 KiB of them, made once). */
+const TEMPLATE_SLOTS = 1024;
+const emptySlots: readonly undefined[] = new Array<undefined>(TEMPLATE_SLOTS).fill(undefined);
 
 /**
  * A first level of `slots` empty slots: filled with undefined, no holes, so that a read of an empty
  * slot never walks the prototype chain; a copy of a template, several times faster than filling a
- * new array; and always the same kind of array, so that the arena's hot path sees one.
+ * new array, up to the template's size; and always the same kind of array (holey elements, as an
+ * array made at its length and filled is), so that the arena's hot path sees one.
  */
 export function emptyFirstLevel(slots: number): (CacheEntry | undefined)[] {
-  return emptySlots.slice(0, slots);
+  return slots <= TEMPLATE_SLOTS ? emptySlots.slice(0, slots) : new Array<CacheEntry | undefined>(slots).fill(undefined);
 }
 /** The cache's first limit, in entries, and the most it grows to. */
 const FIRST_LIMIT = 4096;
@@ -66,7 +93,10 @@ function mix(h: number, x: number): number {
 // An entry's key hash, computed when needed: the first level never needs it, so a first carve does
 // not pay for it.
 function hashOf(entry: CacheEntry): number {
-  return keyHash(entry.carveStart, entry.dims);
+  // A 1-D entry's dim is its carveD0: the hash keyHash makes of its dims, without reading them
+  // (frozen dims are read through a slow path on Node.js 20).
+  const d0 = entry.carveD0;
+  return d0 >= 0 ? mix(offsetBits(entry.carveStart), d0) : keyHash(entry.carveStart, entry.dims);
 }
 
 // A ghost is a key hash with its lowest bit set (0 marks an empty slot); its slot ignores that bit,
@@ -91,10 +121,12 @@ export function matches(entry: CacheEntry, start: number, dtype: DType, dims: re
 /**
  * Offset, dtype and dims → the array carved there. Two levels:
  *
- * - `dense`, indexed by `start >>> shift`: the first entry carved in each window of 2^shift bytes
- *   (2^shift is the arena's alignment when the slab has at most 1,024 aligned offsets past 0, else
- *   the power of two that divides it into at most 1,024 windows). A steady loop's carves hit here: one
- *   index, then the entry's own fields.
+ * - `dense`, indexed by `start >>> shift`: the first entry carved in each window of 2^shift bytes.
+ *   2^shift starts as the arena's alignment, and follows the carves: when one reaches past the
+ *   array's end, the array doubles if the windows are about as wide as the carves are apart, else
+ *   it is made again with windows that are (and at most 65,536 of them); when most entries are in
+ *   the table, finer windows are tried. A steady loop's carves hit here: one index, then the
+ *   entry's own fields.
  * - a hash table keyed by offset and dims, open addressing with linear probing, for every other
  *   entry: more shapes at one offset, more carves in one window, offsets past 2^32.
  *
@@ -112,9 +144,22 @@ export function matches(entry: CacheEntry, start: number, dtype: DType, dims: re
  * new shapes keeps its cache at the first limit, or below 8 times the arrays it does reuse.
  */
 export class CarveCache {
-  /** The first level; never replaced, so the arena may keep a reference to it for its hot path. */
-  readonly dense: (CacheEntry | undefined)[];
-  readonly shift: number;
+  /**
+   * The first level. Replaced by a longer copy when a carve reaches past its end (in `add`), so the
+   * arena, which keeps a reference to it for its hot path, takes it again after every `add`.
+   * Invariant: it has at most `#mostSlots` slots, and every slot past its end is empty.
+   */
+  dense: (CacheEntry | undefined)[];
+  /** log2 of a window's bytes: the alignment's until a carve reaches past 65,536 windows. Taken again by the arena with `dense`. */
+  shift: number;
+  readonly #capacity: number;
+  /** log2 of the alignment: the finest windows. */
+  readonly #finest: number;
+  /** The most windows, and the table entries that may make them finer (the constants but in tests; see setDenseLimits). */
+  readonly #windows: number;
+  readonly #refineAt: number;
+  /** The slots the first level may grow to at this shift: a window's each up to the capacity, and the end's; 65,537 at most. */
+  #mostSlots: number;
   // The second level: a power-of-two table, or empty until the first entry that needs it.
   #table: (CacheEntry | undefined)[] = [];
   #tableCount = 0;
@@ -135,18 +180,13 @@ export class CarveCache {
   /** A cache for offsets 0 to `capacity` that are multiples of `alignment` (a power of two), or padded past one. */
   constructor(alignment: number, capacity: number, firstLimit = FIRST_LIMIT) {
     // Math.clz32 reads its argument as 32 bits: alignments of 2^31 and more take the largest shift.
-    let shift = alignment >= 2 ** 31 ? 31 : 31 - Math.clz32(alignment);
-    // The window's size is doubled along, not raised to a power: `**` of a variable is a call to the
-    // math library, a noticeable part of a small arena's construction. It starts as the alignment,
-    // which is 2^shift below 2^31.
-    let window = shift === 31 ? 2 ** 31 : alignment;
-    while (shift < 31 && capacity / window > DENSE_WINDOWS) {
-      shift++;
-      window *= 2;
-    }
-    this.shift = shift;
-    const slots = Math.min(DENSE_SLOTS, Math.floor(capacity / window) + 1);
-    this.dense = emptyFirstLevel(slots);
+    this.shift = alignment >= 2 ** 31 ? 31 : 31 - Math.clz32(alignment);
+    this.#finest = this.shift;
+    this.#capacity = capacity;
+    this.#windows = denseWindows;
+    this.#refineAt = refineAtSetting;
+    this.#mostSlots = Math.min(denseWindows + 1, Math.floor(capacity / Math.min(alignment, 2 ** 31)) + 1);
+    this.dense = emptyFirstLevel(Math.min(this.#mostSlots, FIRST_SLOTS));
     this.#limit = firstLimit;
   }
 
@@ -195,8 +235,9 @@ export class CarveCache {
     const start = entry.carveStart;
     if (this.#count < this.#limit && !this.#armed && this.#ghosts === undefined && start < 4294967296) {
       const slot = start >>> this.shift;
-      if (this.dense[slot] === undefined) {
-        this.dense[slot] = entry;
+      const dense = this.dense;
+      if (slot < dense.length && dense[slot] === undefined) {
+        dense[slot] = entry;
         this.#count++;
         return;
       }
@@ -211,9 +252,25 @@ export class CarveCache {
       const hash = hashOf(entry);
       if (ghosts[ghostSlot(hash, ghosts.length)] === ghostOf(hash)) this.#reloads++;
     }
-    const slot = this.#slot(entry.carveStart);
+    const start = entry.carveStart;
+    let slot = this.#slot(start);
+    if (slot >= this.dense.length) slot = this.#reach(start, slot);
     if (slot >= 0 && this.dense[slot] === undefined) this.dense[slot] = entry;
-    else this.#insert(entry);
+    else {
+      // Most entries in the table: windows wider than the carves are apart (a large carve came
+      // first, and set them), made finer if that fits.
+      if (slot >= 0 && this.#tableCount >= this.#refineAt && this.#tableCount * 2 > this.#count) {
+        // Every entry below 2^32 starts before the first level's end.
+        const furthest = Math.max(start, (this.dense.length - 1) * 2 ** this.shift);
+        const finer = this.#fittingShift(furthest);
+        if (finer < this.shift) {
+          this.#rebuild(finer, furthest);
+          slot = this.#slot(start);
+        }
+      }
+      if (slot >= 0 && this.dense[slot] === undefined) this.dense[slot] = entry;
+      else this.#insert(entry);
+    }
     this.#count++;
     if (this.#armed && !this.#overflow) {
       if (this.#undoLength === UNDO_LIMIT) this.#overflow = true;
@@ -285,6 +342,68 @@ export class CarveCache {
   }
 
   // --- levels ----------------------------------------------------------------------------------
+
+  // A first level with room for the slot of `start` (`slot` at the current shift, past the end of
+  // the first level), with windows about as wide as the carves are apart: doubled, when the
+  // windows fit; else made again with the windows that do (see #fittingShift). So it holds about
+  // one slot per entry, however far apart the carves are: with a slot per aligned place, an arena
+  // of carves of 1,024 floats made 16 slots a carve, and copies of them as it grew, more bytes than
+  // the entry and its view. Returns the slot of `start` after.
+  #reach(start: number, slot: number): number {
+    const shift = this.#fittingShift(start);
+    if (shift !== this.shift) {
+      this.#rebuild(shift, start);
+      return this.#slot(start);
+    }
+    const old = this.dense;
+    let length = old.length * 2;
+    while (length <= slot) length *= 2;
+    const dense = emptyFirstLevel(Math.min(length, this.#mostSlots));
+    for (let i = 0; i < old.length; i++) dense[i] = old[i];
+    this.dense = dense;
+    return slot;
+  }
+
+  // The windows for the cached carves, spread up to `furthest` (below 2^32): a power of two no
+  // wider than their average spacing, no finer than the alignment, and coarse enough that
+  // `furthest` is within the most windows. (#reach passes the carve past the first level's end,
+  // which is further than every entry below 2^32: they are all before that end.)
+  #fittingShift(furthest: number): number {
+    const spacing = Math.floor(furthest / (this.#count + 1));
+    let shift = spacing >= 2 ** 31 ? 31 : Math.max(this.#finest, 31 - Math.clz32(spacing));
+    while (shift < 31 && furthest >>> shift >= this.#windows) shift++;
+    return shift;
+  }
+
+  // Windows of 2^shift bytes, and every entry put again where they send it, in an order that keeps
+  // a rollback exact: the entries an armed savepoint may remove (the undo log's) last, oldest first,
+  // so that in each window the dense slot holds one no rollback removes, or the log's oldest of
+  // that window, which a rollback removes after the others (newest first).
+  #rebuild(shift: number, start: number): void {
+    const logged = new Set<CacheEntry>();
+    if (this.#armed && !this.#overflow) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
+    const entries: CacheEntry[] = [];
+    for (const entry of this.dense) if (entry !== undefined && !logged.has(entry)) entries.push(entry);
+    for (const entry of this.#table) if (entry !== undefined && !logged.has(entry)) entries.push(entry);
+    entries.push(...logged);
+    // Room up to the furthest slot below 2^32, `start`'s or an entry's, doubled from the first
+    // size as #reach grows it.
+    let furthest = start;
+    for (const entry of entries) if (entry.carveStart < 4294967296 && entry.carveStart > furthest) furthest = entry.carveStart;
+    this.shift = shift;
+    this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / 2 ** shift) + 1);
+    let length = FIRST_SLOTS;
+    while (length <= furthest >>> shift) length *= 2;
+    const dense = emptyFirstLevel(Math.min(length, this.#mostSlots));
+    this.dense = dense;
+    this.#table = [];
+    this.#tableCount = 0;
+    for (const entry of entries) {
+      const slot = this.#slot(entry.carveStart);
+      if (slot >= 0 && slot < dense.length && dense[slot] === undefined) dense[slot] = entry;
+      else this.#insert(entry);
+    }
+  }
 
   // The dense slot of `start`, or -1 past 2^32 (where `>>>` would wrap).
   #slot(start: number): number {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import { setDenseLimits } from './carve-cache.js';
 import { setClockLimit } from './clock.js';
 import { type Config, type Op, outcomes, runProgram, type Shape } from './test-support/model.js';
 import { slabNames } from './test-support/slabs.js';
@@ -26,7 +27,8 @@ const config: fc.Arbitrary<Config> = fc.record({
   forgetful: fc.boolean(),
   region: fc.boolean(),
   // Up to sixteen shapes, so that one offset holds many (the cache keeps them all). Capacities up
-  // to 1,536 with alignments down to 1 have more aligned offsets than the dense part has windows.
+  // to 1,536 with alignments down to 1 have more aligned offsets than a first level's first 256
+  // slots, so carves spread over them remake it (its windows follow their spacing).
   palette: fc.array(shape, { minLength: 1, maxLength: 16 }),
 });
 
@@ -107,6 +109,26 @@ describe('model-based: random programs against a reference model', () => {
         ],
         programs / 100,
       );
+    },
+    soak === undefined ? undefined : 24 * 3600 * 1000,
+  );
+
+  test.each([
+    [2, 1],
+    [4, 2],
+    [32, 4],
+  ])(
+    'random programs agree with the model when the cache has at most %i windows and refines them past %i table entries, so that carves rebuild its first level',
+    (windows, refineAt) => {
+      // A cache's first level is made again when a carve reaches past its end at a new spacing,
+      // past the most windows it may have, or when most entries are in the table (carve-cache.ts),
+      // with an armed savepoint's rollback kept exact. Small slabs and limits make that frequent.
+      const before = setDenseLimits(windows, refineAt);
+      try {
+        checkPrograms(Math.ceil(programs / 5), ['alloc', 'spec', 'retract', 'rollback', 'forget'], programs / 500);
+      } finally {
+        setDenseLimits(...before);
+      }
     },
     soak === undefined ? undefined : 24 * 3600 * 1000,
   );

@@ -94,7 +94,11 @@ describe('bad regions are refused with InvalidRegionError, and no arena is made'
     ['an infinite byteLength', { byteLength: Number.POSITIVE_INFINITY }, /byteLength must be a non-negative integer/],
     ['a zero byteLength', { byteOffset: 8, byteLength: 0 }, /0 bytes long/],
     ['a byteOffset at the end', { byteOffset: 1024 }, /0 bytes long/],
-    ['a byteOffset past the end', { byteOffset: 2048 }, /byteOffset 2048 is past the end of the slab \(an ArrayBuffer, 1024 bytes\)\. Pass a byteOffset from 0 to 1023/],
+    [
+      'a byteOffset past the end',
+      { byteOffset: 2048 },
+      /byteOffset 2048 is past the end of the slab \(an ArrayBuffer, 1024 bytes\)\. Pass a byteOffset from 0 to 1023/,
+    ],
     ['a region running past the end', { byteOffset: 512, byteLength: 1024 }, /runs past the end .* at most 512/],
     ['a start off a multiple of 8', { byteOffset: 4, byteLength: 16 }, /multiple of 8 bytes, .* Round it up to 8/],
   ];
