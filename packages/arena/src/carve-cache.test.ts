@@ -2,7 +2,7 @@ import { hostArray, type PolArray } from '@pol/core';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { CacheEntry } from './cache-entry.js';
-import { CarveCache } from './carve-cache.js';
+import { CarveCache, setDenseLimits } from './carve-cache.js';
 
 const array = (): PolArray => hostArray(new Float32Array(0));
 const entry = (start: number, dims: readonly number[], dtype: 'float32' | 'int32' = 'float32') =>
@@ -94,6 +94,33 @@ describe('CarveCache', () => {
     }
     expect(below.shift).toBeLessThan(wider);
     for (const e of [first, top, ...under]) expect(below.find(e.carveStart, 'float32', e.dims)).toBe(e);
+  });
+
+  test('finer windows on a slab past 4 GiB keep every entry below 2^32 in reach of the first level', () => {
+    // Found in review: the furthest start was taken past 2^32, which `>>>` wraps to 0, so the
+    // remade first level was too short for the entry at 2^31, which its hot path then missed.
+    const cache = new CarveCache(8, 2 ** 32 + 2 ** 20, 1 << 20);
+    const high = entry(2 ** 31, [1]);
+    cache.add(high);
+    cache.add(entry(0, [1]));
+    for (let i = 0; i < 70_000; i++) cache.add(entry(2 ** 32 + 8 * i, [1]));
+    cache.add(entry(0, [2])); // a second shape at a taken slot, with most entries in the table: finer windows
+    expect(2 ** 31 / 2 ** cache.shift).toBeLessThan(cache.dense.length);
+    expect(cache.dense[2 ** 31 / 2 ** cache.shift]).toBe(high);
+    expect(cache.find(2 ** 31, 'float32', [1])).toBe(high);
+  });
+
+  test('finer windows keep an entry in the last window of the first level (any limit on windows)', () => {
+    // Found in review: with a limit that is not a power of two, the remade level stopped a window short.
+    const before = setDenseLimits(1, 1);
+    try {
+      const cache = new CarveCache(2, 125);
+      const added = [86, 84, 32, 16].map((start) => entry(start, [1]));
+      for (const e of added) cache.add(e);
+      for (const e of added) expect(cache.find(e.carveStart, 'float32', [1])).toBe(e);
+    } finally {
+      setDenseLimits(...before);
+    }
   });
 
   test('past 65,536 windows the windows widen; offsets past 2^32 live in the second level', () => {

@@ -41,6 +41,8 @@ const FIRST_SLOTS = 256;
 /** The table entries past which, when they are most of the cache, the windows are made finer if that fits. */
 const REFINE_AT = 64;
 let refineAtSetting = REFINE_AT;
+/** The last start the first level indexes: past it, `>>>` would wrap (those entries live in the table). */
+const MOST_DENSE_START = 4294967295;
 /** Copied from for first levels of up to this many slots (8 KiB of them, made once). */
 const TEMPLATE_SLOTS = 1024;
 const emptySlots: readonly undefined[] = new Array<undefined>(TEMPLATE_SLOTS).fill(undefined);
@@ -260,8 +262,9 @@ export class CarveCache {
       // Most entries in the table: windows wider than the carves are apart (a large carve came
       // first, and set them), made finer if that fits.
       if (slot >= 0 && this.#tableCount >= this.#refineAt && this.#tableCount * 2 > this.#count) {
-        // Every entry below 2^32 starts before the first level's end.
-        const furthest = Math.max(start, (this.dense.length - 1) * 2 ** this.shift);
+        // Every entry below 2^32 starts before the first level's end (and below 2^32, which `>>>`
+        // would wrap to 0).
+        const furthest = Math.min(MOST_DENSE_START, Math.max(start, this.dense.length * 2 ** this.shift - 1));
         const finer = this.#fittingShift(furthest);
         if (finer < this.shift) {
           this.#rebuild(finer, furthest);
@@ -380,16 +383,18 @@ export class CarveCache {
   // so that in each window the dense slot holds one no rollback removes, or the log's oldest of
   // that window, which a rollback removes after the others (newest first).
   #rebuild(shift: number, start: number): void {
-    const logged = new Set<CacheEntry>();
-    if (this.#armed && !this.#overflow) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
+    // (A set only when there is a log to order by: a first pass remakes its level with none.)
+    const logged = this.#armed && !this.#overflow && this.#undoLength > 0 ? new Set<CacheEntry>() : undefined;
+    if (logged !== undefined) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
     const entries: CacheEntry[] = [];
-    for (const entry of this.dense) if (entry !== undefined && !logged.has(entry)) entries.push(entry);
-    for (const entry of this.#table) if (entry !== undefined && !logged.has(entry)) entries.push(entry);
-    entries.push(...logged);
+    for (const entry of this.dense) if (entry !== undefined && logged?.has(entry) !== true) entries.push(entry);
+    for (const entry of this.#table) if (entry !== undefined && logged?.has(entry) !== true) entries.push(entry);
+    if (logged !== undefined) entries.push(...logged);
     // Room up to the furthest slot below 2^32, `start`'s or an entry's, doubled from the first
     // size as #reach grows it.
-    let furthest = start;
-    for (const entry of entries) if (entry.carveStart < 4294967296 && entry.carveStart > furthest) furthest = entry.carveStart;
+    let furthest = Math.min(start, MOST_DENSE_START);
+    for (const entry of entries)
+      if (entry.carveStart <= MOST_DENSE_START && entry.carveStart > furthest) furthest = entry.carveStart;
     this.shift = shift;
     this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / 2 ** shift) + 1);
     let length = FIRST_SLOTS;
