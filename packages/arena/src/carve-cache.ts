@@ -383,31 +383,41 @@ export class CarveCache {
   // so that in each window the dense slot holds one no rollback removes, or the log's oldest of
   // that window, which a rollback removes after the others (newest first).
   #rebuild(shift: number, start: number): void {
+    const oldDense = this.dense;
+    const oldTable = this.#table;
     // (A set only when there is a log to order by: a first pass remakes its level with none.)
     const logged = this.#armed && !this.#overflow && this.#undoLength > 0 ? new Set<CacheEntry>() : undefined;
     if (logged !== undefined) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
-    const entries: CacheEntry[] = [];
-    for (const entry of this.dense) if (entry !== undefined && logged?.has(entry) !== true) entries.push(entry);
-    for (const entry of this.#table) if (entry !== undefined && logged?.has(entry) !== true) entries.push(entry);
-    if (logged !== undefined) entries.push(...logged);
-    // Room up to the furthest slot below 2^32, `start`'s or an entry's, doubled from the first
-    // size as #reach grows it.
-    let furthest = Math.min(start, MOST_DENSE_START);
-    for (const entry of entries)
-      if (entry.carveStart <= MOST_DENSE_START && entry.carveStart > furthest) furthest = entry.carveStart;
+    // Room up to the furthest start below 2^32: `start`, or the end of the old level's last taken
+    // window (every entry below 2^32 is in or before it), doubled from the first size as #reach
+    // grows it.
+    let last = oldDense.length - 1;
+    while (last >= 0 && oldDense[last] === undefined) last--;
+    const furthest = Math.min(MOST_DENSE_START, Math.max(start, (last + 1) * 2 ** this.shift - 1));
     this.shift = shift;
     this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / 2 ** shift) + 1);
     let length = FIRST_SLOTS;
     while (length <= furthest >>> shift) length *= 2;
-    const dense = emptyFirstLevel(Math.min(length, this.#mostSlots));
-    this.dense = dense;
+    this.dense = emptyFirstLevel(Math.min(length, this.#mostSlots));
     this.#table = [];
     this.#tableCount = 0;
-    for (const entry of entries) {
-      const slot = this.#slot(entry.carveStart);
-      if (slot >= 0 && slot < dense.length && dense[slot] === undefined) dense[slot] = entry;
-      else this.#insert(entry);
+    for (let i = 0; i <= last; i++) {
+      const entry = oldDense[i];
+      if (entry !== undefined && logged?.has(entry) !== true) this.#place(entry);
     }
+    for (let i = 0; i < oldTable.length; i++) {
+      const entry = oldTable[i];
+      if (entry !== undefined && logged?.has(entry) !== true) this.#place(entry);
+    }
+    if (logged !== undefined) for (const entry of logged) this.#place(entry);
+  }
+
+  // An entry put where the current windows send it: its dense slot if free, else the table.
+  #place(entry: CacheEntry): void {
+    const slot = this.#slot(entry.carveStart);
+    const dense = this.dense;
+    if (slot >= 0 && slot < dense.length && dense[slot] === undefined) dense[slot] = entry;
+    else this.#insert(entry);
   }
 
   // The dense slot of `start`, or -1 past 2^32 (where `>>>` would wrap).
