@@ -257,23 +257,22 @@ export class CarveCache {
     const start = entry.carveStart;
     let slot = this.#slot(start);
     if (slot >= this.dense.length) slot = this.#reach(start, slot);
-    if (slot >= 0 && this.dense[slot] === undefined) this.dense[slot] = entry;
-    else {
-      // Most entries in the table: windows wider than the carves are apart (a large carve came
-      // first, and set them), made finer if that fits.
-      if (slot >= 0 && this.#tableCount >= this.#refineAt && this.#tableCount * 2 > this.#count) {
-        // Every entry below 2^32 starts before the first level's end (and below 2^32, which `>>>`
-        // would wrap to 0).
-        const furthest = Math.min(MOST_DENSE_START, Math.max(start, this.dense.length * 2 ** this.shift - 1));
-        const finer = this.#fittingShift(furthest);
-        if (finer < this.shift) {
-          this.#rebuild(finer, furthest);
-          slot = this.#slot(start);
-        }
-      }
-      if (slot >= 0 && this.dense[slot] === undefined) this.dense[slot] = entry;
-      else this.#insert(entry);
+    // Bound for the table, with most entries there already: windows wider than the carves are
+    // apart (a large carve came first, and set them), made finer if that fits.
+    if (
+      slot >= 0 &&
+      this.dense[slot] !== undefined &&
+      this.shift > this.#finest &&
+      this.#tableCount >= this.#refineAt &&
+      this.#tableCount * 2 > this.#count
+    ) {
+      // Every entry below 2^32 starts before the first level's end (and below 2^32, which `>>>`
+      // would wrap to 0).
+      const furthest = Math.min(MOST_DENSE_START, Math.max(start, this.dense.length * 2 ** this.shift - 1));
+      const finer = this.#fittingShift(furthest);
+      if (finer < this.shift) this.#rebuild(finer, furthest);
     }
+    this.#place(entry);
     this.#count++;
     if (this.#armed && !this.#overflow) {
       if (this.#undoLength === UNDO_LIMIT) this.#overflow = true;
@@ -381,27 +380,24 @@ export class CarveCache {
   // Windows of 2^shift bytes, and every entry put again where they send it, in an order that keeps
   // a rollback exact: the entries an armed savepoint may remove (the undo log's) last, oldest first,
   // so that in each window the dense slot holds one no rollback removes, or the log's oldest of
-  // that window, which a rollback removes after the others (newest first).
-  #rebuild(shift: number, start: number): void {
+  // that window, which a rollback removes after the others (newest first). `furthest` is below
+  // 2^32 and at least the start of every entry below 2^32: both callers pass a start at or past the
+  // old first level's end, or that end's last byte.
+  #rebuild(shift: number, furthest: number): void {
     const oldDense = this.dense;
     const oldTable = this.#table;
     // (A set only when there is a log to order by: a first pass remakes its level with none.)
     const logged = this.#armed && !this.#overflow && this.#undoLength > 0 ? new Set<CacheEntry>() : undefined;
     if (logged !== undefined) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
-    // Room up to the furthest start below 2^32: `start`, or the end of the old level's last taken
-    // window (every entry below 2^32 is in or before it), doubled from the first size as #reach
-    // grows it.
-    let last = oldDense.length - 1;
-    while (last >= 0 && oldDense[last] === undefined) last--;
-    const furthest = Math.min(MOST_DENSE_START, Math.max(start, (last + 1) * 2 ** this.shift - 1));
     this.shift = shift;
     this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / 2 ** shift) + 1);
+    // Room up to the furthest slot, doubled from the first size as #reach grows it.
     let length = FIRST_SLOTS;
     while (length <= furthest >>> shift) length *= 2;
     this.dense = emptyFirstLevel(Math.min(length, this.#mostSlots));
     this.#table = [];
     this.#tableCount = 0;
-    for (let i = 0; i <= last; i++) {
+    for (let i = 0; i < oldDense.length; i++) {
       const entry = oldDense[i];
       if (entry !== undefined && logged?.has(entry) !== true) this.#place(entry);
     }

@@ -188,8 +188,16 @@ function allocForm(
     dims[k++] = h;
     dims[k] = i;
     dims.length = count - 1;
-    byteLength(what as DType, dims as number[]);
-    return space.alloc(what as DType, internDims(dims as number[]));
+    let shared: readonly number[];
+    try {
+      byteLength(what as DType, dims as number[]);
+      shared = internDims(dims as number[]);
+    } catch (error) {
+      // A refused call's arguments are not kept alive by this module-level array.
+      dims.fill(undefined);
+      throw error;
+    }
+    return space.alloc(what as DType, shared);
   }
   if (count === 1 && isUndef(what)) return space.alloc(what.dtype, what.dims);
   if (count === 1 && isPlainObject(what)) return materialize(space, what as Spec);
