@@ -369,9 +369,12 @@ export class CarveCache {
   // The windows for the cached carves, spread up to `furthest` (below 2^32): a power of two no
   // wider than their average spacing, no finer than the alignment, and coarse enough that
   // `furthest` is within the most windows. (#reach passes the carve past the first level's end,
-  // which is further than every entry below 2^32: they are all before that end.)
+  // which is further than every entry below 2^32: they are all before that end.) The spacing is
+  // `furthest` over the entries, not over the entries and one: n carves from 0 and the one at
+  // `furthest` are n gaps apart. Over n + 1, carves exactly a power of two apart got windows of half
+  // that, two slots a carve, and a first level that doubled once more per pass.
   #fittingShift(furthest: number): number {
-    const spacing = Math.floor(furthest / (this.#count + 1));
+    const spacing = Math.floor(furthest / Math.max(1, this.#count));
     let shift = spacing >= 2 ** 31 ? 31 : Math.max(this.#finest, 31 - Math.clz32(spacing));
     while (shift < 31 && furthest >>> shift >= this.#windows) shift++;
     return shift;
