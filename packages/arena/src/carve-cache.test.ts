@@ -96,6 +96,18 @@ describe('CarveCache', () => {
     for (const e of [first, top, ...under]) expect(below.find(e.carveStart, 'float32', e.dims)).toBe(e);
   });
 
+  test('carves a power of two apart from offset 0 get a window each: one slot a carve, none in the table', () => {
+    // Found measuring a first pass of 1,024 floats: the spacing counted over one entry too many
+    // gave windows of half the spacing, so every carve took two slots.
+    for (const spacing of [512, 4096, 65_536, 262_144]) {
+      const cache = new CarveCache(256, 2 ** 26);
+      for (let i = 0; i < 256; i++) cache.add(entry(i * spacing, [1]));
+      expect(2 ** cache.shift).toBe(spacing);
+      expect(cache.dense.length).toBe(256);
+      expect(cache.dense.filter((e) => e !== undefined)).toHaveLength(256);
+    }
+  });
+
   test('finer windows on a slab past 4 GiB keep every entry below 2^32 in reach of the first level', () => {
     // Found in review: the furthest start was taken past 2^32, which `>>>` wraps to 0, so the
     // remade first level was too short for the entry at 2^31, which its hot path then missed.
