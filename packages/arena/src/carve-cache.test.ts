@@ -101,11 +101,54 @@ describe('CarveCache', () => {
     // gave windows of half the spacing, so every carve took two slots.
     for (const spacing of [512, 4096, 65_536, 262_144]) {
       const cache = new CarveCache(256, 2 ** 26);
-      for (let i = 0; i < 256; i++) cache.add(entry(i * spacing, [1]));
+      const level = cache.dense;
+      const added = Array.from({ length: 256 }, (_, i) => entry(i * spacing, [1]));
+      for (const e of added) cache.add(e);
       expect(2 ** cache.shift).toBe(spacing);
-      expect(cache.dense.length).toBe(256);
-      expect(cache.dense.filter((e) => e !== undefined)).toHaveLength(256);
+      // Remade in place (no second array), each entry in its own slot and nowhere else.
+      expect(cache.dense).toBe(level);
+      for (let i = 0; i < added.length; i++) expect(cache.dense[i]).toBe(added[i]);
     }
+  });
+
+  test('a coarser first level is remade in place when its slots suffice, and anew when they do not', () => {
+    // In place: 16 carves in the first 16 windows, then one at 4 MiB makes windows of 2^18 bytes,
+    // slot 16 of the same 256; the 16 now share window 0 (the first in its slot, the rest in the table).
+    const cache = new CarveCache(256, 2 ** 26);
+    const level = cache.dense;
+    const near = Array.from({ length: 16 }, (_, i) => entry(i * 256, [1]));
+    for (const e of near) cache.add(e);
+    const far = entry(2 ** 22, [1]);
+    cache.add(far);
+    expect(cache.shift).toBe(18);
+    expect(cache.dense).toBe(level);
+    expect(cache.dense[16]).toBe(far);
+    expect(cache.dense[0]).toBe(near[0]);
+    expect(cache.dense.filter((e) => e !== undefined)).toHaveLength(2);
+    for (const e of [...near, far]) expect(cache.find(e.carveStart, 'float32', [1])).toBe(e);
+    // Anew: 256 carves fill the 256 slots, then one at 2 GiB needs slot 256 of windows of 2^23 bytes.
+    const wide = new CarveCache(256, 2 ** 32);
+    const first = wide.dense;
+    const filled = Array.from({ length: 256 }, (_, i) => entry(i * 256, [1]));
+    for (const e of filled) wide.add(e);
+    const beyond = entry(2 ** 31, [1]);
+    wide.add(beyond);
+    expect(wide.shift).toBe(23);
+    expect(wide.dense).not.toBe(first);
+    expect(wide.dense[256]).toBe(beyond);
+    for (const e of [...filled, beyond]) expect(wide.find(e.carveStart, 'float32', [1])).toBe(e);
+    // Anew too when the level is longer than the coarser windows allow: 257 carves grew it to 512
+    // slots, and one at 257 · 2^14 bytes, at the end of the slab, leaves room for 258 windows.
+    const end = 257 * 2 ** 14;
+    const long = new CarveCache(256, end + 256);
+    const kept = Array.from({ length: 257 }, (_, i) => entry(i * 256, [1]));
+    for (const e of kept) long.add(e);
+    expect(long.dense.length).toBe(512);
+    const last = entry(end, [1]);
+    long.add(last);
+    expect(long.shift).toBe(14);
+    expect(long.dense.length).toBe(258);
+    for (const e of [...kept, last]) expect(long.find(e.carveStart, 'float32', [1])).toBe(e);
   });
 
   test('finer windows on a slab past 4 GiB keep every entry below 2^32 in reach of the first level', () => {

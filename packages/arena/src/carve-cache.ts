@@ -56,6 +56,9 @@ const emptySlots: readonly undefined[] = new Array<undefined>(TEMPLATE_SLOTS).fi
 export function emptyFirstLevel(slots: number): (CacheEntry | undefined)[] {
   return slots <= TEMPLATE_SLOTS ? emptySlots.slice(0, slots) : new Array<CacheEntry | undefined>(slots).fill(undefined);
 }
+/** 2^shift for every shift (0 to 31): an array read, where `2 ** shift` calls the power function (most of a remade first level's fixed cost). */
+const POWERS_OF_TWO: readonly number[] = Array.from({ length: 32 }, (_, i) => 2 ** i);
+
 /** The cache's first limit, in entries, and the most it grows to. */
 const FIRST_LIMIT = 4096;
 const MOST_LIMIT = 1 << 20;
@@ -268,7 +271,7 @@ export class CarveCache {
     ) {
       // Every entry below 2^32 starts before the first level's end (and below 2^32, which `>>>`
       // would wrap to 0).
-      const furthest = Math.min(MOST_DENSE_START, Math.max(start, this.dense.length * 2 ** this.shift - 1));
+      const furthest = Math.min(MOST_DENSE_START, Math.max(start, this.dense.length * (POWERS_OF_TWO[this.shift] as number) - 1));
       const finer = this.#fittingShift(furthest);
       if (finer < this.shift) this.#rebuild(finer, furthest);
     }
@@ -389,20 +392,31 @@ export class CarveCache {
   #rebuild(shift: number, furthest: number): void {
     const oldDense = this.dense;
     const oldTable = this.#table;
+    const oldShift = this.shift;
     // (A set only when there is a log to order by: a first pass remakes its level with none.)
     const logged = this.#armed && !this.#overflow && this.#undoLength > 0 ? new Set<CacheEntry>() : undefined;
     if (logged !== undefined) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
     this.shift = shift;
-    this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / 2 ** shift) + 1);
+    this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / (POWERS_OF_TWO[shift] as number)) + 1);
     // Room up to the furthest slot, doubled from the first size as #reach grows it.
     let length = FIRST_SLOTS;
     while (length <= furthest >>> shift) length *= 2;
-    this.dense = emptyFirstLevel(Math.min(length, this.#mostSlots));
+    const slots = Math.min(length, this.#mostSlots);
+    // Coarser windows that need no more slots than the level has (a first pass of carves many
+    // places apart, at its first carve past the first 256 windows) move the entries within it, with
+    // no new array: copying a template of 256 slots costs about as much as the rest of the remake.
+    // Each entry's new slot is at or below its old one, and every slot below was visited (emptied,
+    // and filled again only by an entry placed before this one), so no entry is written over
+    // before it is read. The level keeps its length, within the slots this shift allows.
+    const inPlace = shift > oldShift && slots <= oldDense.length && oldDense.length <= this.#mostSlots;
+    this.dense = inPlace ? oldDense : emptyFirstLevel(slots);
     this.#table = [];
     this.#tableCount = 0;
     for (let i = 0; i < oldDense.length; i++) {
       const entry = oldDense[i];
-      if (entry !== undefined && logged?.has(entry) !== true) this.#place(entry);
+      if (entry === undefined) continue;
+      if (inPlace) oldDense[i] = undefined;
+      if (logged?.has(entry) !== true) this.#place(entry);
     }
     for (let i = 0; i < oldTable.length; i++) {
       const entry = oldTable[i];
