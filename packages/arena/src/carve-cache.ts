@@ -56,7 +56,7 @@ const emptySlots: readonly undefined[] = new Array<undefined>(TEMPLATE_SLOTS).fi
 export function emptyFirstLevel(slots: number): (CacheEntry | undefined)[] {
   return slots <= TEMPLATE_SLOTS ? emptySlots.slice(0, slots) : new Array<CacheEntry | undefined>(slots).fill(undefined);
 }
-/** 2^shift for every shift (0 to 31): an array read, where `2 ** shift` calls the power function (most of a remade first level's fixed cost). */
+/** 2^shift for every shift (0 to 31): an array read, where `2 ** shift` calls the power function (a quarter of a first level's remake, measured). */
 const POWERS_OF_TWO: readonly number[] = Array.from({ length: 32 }, (_, i) => 2 ** i);
 
 /** The cache's first limit, in entries, and the most it grows to. */
@@ -404,7 +404,7 @@ export class CarveCache {
     const slots = Math.min(length, this.#mostSlots);
     // Coarser windows that need no more slots than the level has (a first pass of carves many
     // places apart, at its first carve past the first 256 windows) move the entries within it, with
-    // no new array: copying a template of 256 slots costs about as much as the rest of the remake.
+    // no new array: copying a template of 256 slots costs half as much again as the rest of the remake.
     // Each entry's new slot is at or below its old one, and every slot below was visited (emptied,
     // and filled again only by an entry placed before this one), so no entry is written over
     // before it is read. The level keeps its length, within the slots this shift allows.
