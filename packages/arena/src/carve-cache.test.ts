@@ -19,6 +19,13 @@ function pass(cache: CarveCache, keys: readonly (readonly [number, readonly numb
   return misses;
 }
 
+/** `count` entries of one element, `spacing` bytes apart from offset 0, added to `cache`; returns them. */
+function addSpaced(cache: CarveCache, count: number, spacing: number): CacheEntry[] {
+  const added = Array.from({ length: count }, (_, i) => entry(i * spacing, [1]));
+  for (const e of added) cache.add(e);
+  return added;
+}
+
 describe('CarveCache', () => {
   test('finds exactly what was added: offset, dtype and every dim', () => {
     const cache = new CarveCache(16, 4096);
@@ -102,8 +109,7 @@ describe('CarveCache', () => {
     for (const spacing of [512, 4096, 65_536, 262_144]) {
       const cache = new CarveCache(256, 2 ** 26);
       const level = cache.dense;
-      const added = Array.from({ length: 256 }, (_, i) => entry(i * spacing, [1]));
-      for (const e of added) cache.add(e);
+      const added = addSpaced(cache, 256, spacing);
       expect(2 ** cache.shift).toBe(spacing);
       // Remade in place (no second array), each entry in its own slot and nowhere else.
       expect(cache.dense).toBe(level);
@@ -116,8 +122,7 @@ describe('CarveCache', () => {
     // slot 16 of the same 256; the 16 now share window 0 (the first in its slot, the rest in the table).
     const cache = new CarveCache(256, 2 ** 26);
     const level = cache.dense;
-    const near = Array.from({ length: 16 }, (_, i) => entry(i * 256, [1]));
-    for (const e of near) cache.add(e);
+    const near = addSpaced(cache, 16, 256);
     const far = entry(2 ** 22, [1]);
     cache.add(far);
     expect(cache.shift).toBe(18);
@@ -129,8 +134,7 @@ describe('CarveCache', () => {
     // Anew: 256 carves fill the 256 slots, then one at 2 GiB needs slot 256 of windows of 2^23 bytes.
     const wide = new CarveCache(256, 2 ** 32);
     const first = wide.dense;
-    const filled = Array.from({ length: 256 }, (_, i) => entry(i * 256, [1]));
-    for (const e of filled) wide.add(e);
+    const filled = addSpaced(wide, 256, 256);
     const beyond = entry(2 ** 31, [1]);
     wide.add(beyond);
     expect(wide.shift).toBe(23);
@@ -141,8 +145,7 @@ describe('CarveCache', () => {
     // slots, and one at 257 · 2^14 bytes, at the end of the slab, leaves room for 258 windows.
     const end = 257 * 2 ** 14;
     const long = new CarveCache(256, end + 256);
-    const kept = Array.from({ length: 257 }, (_, i) => entry(i * 256, [1]));
-    for (const e of kept) long.add(e);
+    const kept = addSpaced(long, 257, 256);
     expect(long.dense.length).toBe(512);
     const last = entry(end, [1]);
     long.add(last);

@@ -49,7 +49,7 @@ const emptySlots: readonly undefined[] = new Array<undefined>(TEMPLATE_SLOTS).fi
 
 /**
  * A first level of `slots` empty slots: filled with undefined, no holes, so that a read of an empty
- * slot never walks the prototype chain; a copy of a template, several times faster than filling a
+ * slot never walks the prototype chain; a copy of a template, about twice as fast as filling a
  * new array, up to the template's size; and always the same kind of array (holey elements, as an
  * array made at its length and filled is), so that the arena's hot path sees one.
  */
@@ -150,12 +150,13 @@ export function matches(entry: CacheEntry, start: number, dtype: DType, dims: re
  */
 export class CarveCache {
   /**
-   * The first level. Replaced by a longer copy when a carve reaches past its end (in `add`), so the
-   * arena, which keeps a reference to it for its hot path, takes it again after every `add`.
+   * The first level. `add` may replace it (a longer copy, or one remade with other windows) or
+   * remake it in place, so the arena, which keeps a reference to it and to `shift` for its hot
+   * path, takes both again after every `add`.
    * Invariant: it has at most `#mostSlots` slots, and every slot past its end is empty.
    */
   dense: (CacheEntry | undefined)[];
-  /** log2 of a window's bytes: the alignment's until a carve reaches past 65,536 windows. Taken again by the arena with `dense`. */
+  /** log2 of a window's bytes: the alignment's at first, then as the carves' spacing sets it (see #fittingShift). Taken again by the arena with `dense`. */
   shift: number;
   readonly #capacity: number;
   /** log2 of the alignment: the finest windows. */
@@ -190,7 +191,7 @@ export class CarveCache {
     this.#capacity = capacity;
     this.#windows = denseWindows;
     this.#refineAt = refineAtSetting;
-    this.#mostSlots = Math.min(denseWindows + 1, Math.floor(capacity / Math.min(alignment, 2 ** 31)) + 1);
+    this.#mostSlots = this.#mostSlotsAt(this.shift);
     this.dense = emptyFirstLevel(Math.min(this.#mostSlots, FIRST_SLOTS));
     this.#limit = firstLimit;
   }
@@ -397,7 +398,7 @@ export class CarveCache {
     const logged = this.#armed && !this.#overflow && this.#undoLength > 0 ? new Set<CacheEntry>() : undefined;
     if (logged !== undefined) for (let i = 0; i < this.#undoLength; i++) logged.add(this.#undo[i] as CacheEntry);
     this.shift = shift;
-    this.#mostSlots = Math.min(this.#windows + 1, Math.floor(this.#capacity / (POWERS_OF_TWO[shift] as number)) + 1);
+    this.#mostSlots = this.#mostSlotsAt(shift);
     // Room up to the furthest slot, doubled from the first size as #reach grows it.
     let length = FIRST_SLOTS;
     while (length <= furthest >>> shift) length *= 2;
@@ -423,6 +424,12 @@ export class CarveCache {
       if (entry !== undefined && logged?.has(entry) !== true) this.#place(entry);
     }
     if (logged !== undefined) for (const entry of logged) this.#place(entry);
+  }
+
+  // The slots a first level of windows of 2^shift bytes may have: one per window up to the
+  // capacity, and the capacity's own (a zero-byte carve at the very end), at most the most windows.
+  #mostSlotsAt(shift: number): number {
+    return Math.min(this.#windows + 1, Math.floor(this.#capacity / (POWERS_OF_TWO[shift] as number)) + 1);
   }
 
   // An entry put where the current windows send it: its dense slot if free, else the table.
